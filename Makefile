@@ -1,0 +1,39 @@
+# The two commands: `make demo` and `make test`. See README.md.
+SHELL := /bin/bash
+PY := .venv/bin/python
+PIP := .venv/bin/pip
+# Tests run on PostgreSQL and Redis on loopback, as on our machines and in CI.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/reverie_ops
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+DEMO_DATABASE_URL ?= sqlite:///$(CURDIR)/demo.sqlite3
+
+.PHONY: demo test lint services venv bench clean
+
+venv: .venv/.installed
+
+.venv/.installed: requirements.txt requirements-dev.txt
+	test -x $(PY) || python3 -m venv .venv
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -r requirements-dev.txt
+	touch $@
+
+# Start PostgreSQL and Redis if they are stopped (commands of the python-svc machine kind).
+services:
+	@bash scripts/services.sh
+
+demo: venv
+	DATABASE_URL=$(DEMO_DATABASE_URL) $(PY) manage.py migrate --noinput -v 0
+	DATABASE_URL=$(DEMO_DATABASE_URL) $(PY) manage.py demo
+
+test: venv services
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -q $(PYTEST_ARGS)
+
+lint: venv
+	$(PY) -m ruff check .
+	$(PY) -m mypy canary routing reverie_ops
+
+bench: venv
+	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) bench/round.py
+
+clean:
+	rm -rf .venv demo.sqlite3 staticfiles

@@ -1,0 +1,5 @@
+"""Reverie Ops: canary and route quarantine, reliable routing."""
+
+from .celery import app as celery_app
+
+__all__ = ("celery_app",)

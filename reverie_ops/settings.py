@@ -1,0 +1,129 @@
+"""Settings. Every deploy-time value comes from the environment through django-environ.
+
+Names read by outside acceptance scenarios are fixed: DATABASE_URL, REDIS_URL,
+OPENROUTER_BASE_URL (with the /api/v1 path), OPENROUTER_API_KEY, CANARY_MODEL.
+A bad value (a boolean that is not a boolean, a number that is not a number) raises at
+start-up rather than silently becoming a default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
+if not SECRET_KEY:
+    if not DEBUG and env.bool("DJANGO_REQUIRE_SECRET", default=False):
+        raise environ.ImproperlyConfigured("DJANGO_SECRET_KEY must be set in production")
+    # Development and tests only; production sets DJANGO_REQUIRE_SECRET=true.
+    SECRET_KEY = "insecure-development-key-not-for-production"  # noqa: S105
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_celery_beat",
+    "canary",
+    "routing",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "reverie_ops.urls"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+WSGI_APPLICATION = "reverie_ops.wsgi.application"
+
+# SQLite is only the embedded default of the demo; production and tests use PostgreSQL.
+DATABASES = {
+    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'reverie_ops.sqlite3'}"),
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Probes save results from worker threads; wait for the write lock instead of failing.
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+
+# --- OpenRouter ---------------------------------------------------------------------
+OPENROUTER_BASE_URL = env.str("OPENROUTER_BASE_URL", default="https://openrouter.ai/api/v1")
+OPENROUTER_API_KEY = env.str("OPENROUTER_API_KEY", default="")
+OPENROUTER_REFERER = env.str("OPENROUTER_REFERER", default="https://github.com/reverie-ops")
+OPENROUTER_TITLE = env.str("OPENROUTER_TITLE", default="Reverie Ops canary")
+
+# --- Canary -------------------------------------------------------------------------
+CANARY_MODEL = env.str("CANARY_MODEL", default="meta-llama/llama-3.3-70b-instruct")
+CANARY_MODELS = env.list("CANARY_MODELS", default=[CANARY_MODEL])
+CANARY_LANGUAGES = env.list(
+    "CANARY_LANGUAGES",
+    default=["en", "pt", "es", "fr", "de", "it", "nl", "pl", "ru", "uk", "tr", "ja", "ko", "zh", "id", "vi", "ar"],
+)
+# Time to first token limit (s): past it the TTFT probe fails (issue 2).
+CANARY_TTFT_LIMIT_S = env.float("CANARY_TTFT_LIMIT_S", default=10.0)
+# Whole-call limit once the first token arrived (s).
+CANARY_TOTAL_TIMEOUT_S = env.float("CANARY_TOTAL_TIMEOUT_S", default=45.0)
+# Probe budget: small, but enough that a reasoning model is not judged on a starved budget.
+CANARY_MAX_TOKENS = env.int("CANARY_MAX_TOKENS", default=600)
+# Concurrent probe requests in one round (all endpoints, all probes).
+CANARY_CONCURRENCY = env.int("CANARY_CONCURRENCY", default=48)
+CANARY_MAX_RESPONSE_BYTES = env.int("CANARY_MAX_RESPONSE_BYTES", default=1024 * 1024)
+# Fleet attribution: share of endpoints failing the same check on the same prompt above
+# which the defect is attributed to the model or the prompt, not to the endpoints (issue 3).
+CANARY_FLEET_FAIL_SHARE = env.float("CANARY_FLEET_FAIL_SHARE", default=0.5)
+CANARY_FLEET_MIN_ENDPOINTS = env.int("CANARY_FLEET_MIN_ENDPOINTS", default=3)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
+}
