@@ -1,0 +1,52 @@
+"""``python manage.py canary_round``: run one canary round and print the verdicts."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
+
+from canary.report import render_round_table
+from canary.selectors import round_report
+from canary.services import RoundError, round_run
+
+
+def parse_now(value: str | None) -> datetime:
+    """Parse ``--now`` (ISO 8601; naive times are UTC). Raises CommandError if malformed."""
+    if value is None:
+        return timezone.now()
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise CommandError(f"--now must be ISO 8601 (e.g. 2026-11-29T14:00:00Z), got {value!r}") from exc
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed
+
+
+class Command(BaseCommand):
+    help = "Run one canary round: discover the model's endpoints, probe each pinned, judge, print."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--model", default=None, help="model id (default: CANARY_MODEL)")
+        parser.add_argument("--language", default=None, help="force the round's language (ISO 639-1)")
+        parser.add_argument("--now", default=None, help="the round's time, ISO 8601 (replay)")
+        parser.add_argument("--mode", choices=["observe", "enforce"], default=None, help="override the model's mode for this run")
+        parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        model_id = opts["model"] or settings.CANARY_MODEL
+        now = parse_now(opts["now"])
+        try:
+            rnd = round_run(model_id, now=now, language=opts["language"], mode=opts["mode"])
+        except (RoundError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        report = round_report(rnd)
+        if opts["json"]:
+            self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
+        else:
+            self.stdout.write(render_round_table(report))

@@ -1,0 +1,118 @@
+"""``python manage.py demo``: the whole product on one machine, for ``make demo``.
+
+Starts the OpenRouter simulator on loopback with the project's copy of the default fleet,
+points the canary at it, seeds the known content filter as a positive control, runs canary
+rounds, prints every endpoint's verdicts, then serves the web app with an admin login.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
+
+from canary.models import Endpoint
+from canary.report import render_round_table
+from canary.selectors import round_report
+from canary.services import round_run
+
+DEFAULT_FLEET = Path(settings.BASE_DIR) / "canary" / "fleets" / "default.json"
+# The default fleet's host that runs its own content filter: the refusal probe's control.
+DEMO_CONTROLS = {"dynamo/bf16": ["refusal"]}
+
+
+def free_port() -> int:
+    """An unused TCP port on 127.0.0.1 (the OS picks it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_simulator(fleet: Path, port: int) -> subprocess.Popen[bytes]:
+    """Start ``fake_openrouter`` as a child process and wait until it answers (10 s max).
+
+    Raises CommandError with the simulator's own output when it does not come up.
+    """
+    proc = subprocess.Popen(  # noqa: S603 - our own manage.py with fixed arguments
+        [sys.executable, "manage.py", "fake_openrouter", "--fleet", str(fleet), "--port", str(port)],
+        cwd=settings.BASE_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}/api/v1/providers"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+            raise CommandError(f"the simulator exited: {out}")
+        try:
+            if httpx.get(url, timeout=0.5).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise CommandError("the simulator did not answer within 10 s")
+
+
+class Command(BaseCommand):
+    help = "Run the demo: simulator + canary rounds + web app on 127.0.0.1:8000."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--fleet", default=str(DEFAULT_FLEET))
+        parser.add_argument("--rounds", type=int, default=2)
+        parser.add_argument("--addr", default="127.0.0.1:8000")
+        parser.add_argument("--no-serve", action="store_true", help="stop after printing the rounds")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        fleet = Path(opts["fleet"])
+        port = free_port()
+        self.stdout.write(f"Starting the OpenRouter simulator with {fleet} on 127.0.0.1:{port} ...")
+        sim = start_simulator(fleet, port)
+        try:
+            base = f"http://127.0.0.1:{port}/api/v1"
+            settings.OPENROUTER_BASE_URL = base
+            os.environ["OPENROUTER_BASE_URL"] = base
+            self._seed()
+            now = timezone.now()
+            for i in range(opts["rounds"]):
+                at = now + timedelta(minutes=30 * i)
+                self.stdout.write(f"\nCanary round {i + 1} of {opts['rounds']} (time {at:%Y-%m-%d %H:%M} UTC) ...")
+                rnd = round_run(settings.CANARY_MODEL, now=at)
+                self.stdout.write(render_round_table(round_report(rnd)))
+            if opts["no_serve"]:
+                return
+            password = secrets.token_urlsafe(12)
+            user_model = get_user_model()
+            admin, _ = user_model.objects.get_or_create(username="admin", defaults={"is_staff": True, "is_superuser": True})
+            admin.is_staff = admin.is_superuser = True
+            admin.set_password(password)
+            admin.save()
+            self.stdout.write(
+                f"\nWeb app: http://{opts['addr']}/admin/  login: admin  password: {password}\n"
+                f"Simulator stays up at {base} (Ctrl-C stops both).\n"
+            )
+            call_command("runserver", opts["addr"], use_reloader=False)
+        finally:
+            sim.terminate()
+            sim.wait(timeout=5)
+
+    def _seed(self) -> None:
+        """Discover once and mark the known content filter as the refusal probe's control."""
+        from canary.services import endpoints_sync, openrouter_client
+
+        endpoints_sync(settings.CANARY_MODEL, openrouter_client().list_endpoints(settings.CANARY_MODEL), timezone.now())
+        for tag, kinds in DEMO_CONTROLS.items():
+            Endpoint.objects.filter(model_id=settings.CANARY_MODEL, tag=tag).update(positive_control_kinds=kinds)

@@ -1,0 +1,198 @@
+"""Round-level judging: soft signals across replies, positive controls, fleet attribution,
+and each endpoint's round outcome.
+
+Pure: takes the probe outcomes of a whole round and returns final verdicts. The rules are
+from the issue "Verdicts you can trust" (points 2, 5, 6, 7):
+
+- soft signals (stray leading characters, glued fragments) count only when the same kind
+  repeats in at least 2 of 3 or more replies of the endpoint in the round;
+- a positive control (an endpoint known to fail a probe kind) that does not fail makes
+  that probe *weak* for the round: its passes become ``inconclusive``, failures still count;
+- when most endpoints fail the same check on the same prompt, the defect follows the model
+  or the prompt: those failures become ``inconclusive`` and the probe is weak;
+- outcome: ``fail`` (a confirmed quality failure), ``clean`` (no failure, no transport
+  error, at least one conclusive pass), ``frozen`` (transport errors, no quality failure),
+  else ``inconclusive`` (no positive evidence, which is not clean).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from canary import judges
+from canary.probes import (
+    ALL_KINDS,
+    CORRUPTION,
+    LANGUAGE,
+    LEADING_GARBAGE,
+    REFUSAL,
+    STRUCTURED,
+    TTFT,
+    ProbeOutcome,
+)
+from canary.verdicts import Judgement, Reply, Verdict, worst
+
+TEXT_KINDS = (TTFT, REFUSAL, LANGUAGE)
+ROUND_PROMPT = "round"
+
+
+@dataclass
+class EndpointVerdicts:
+    """Final verdicts of one endpoint in one round, keyed by kind (probe or round check)."""
+
+    tag: str
+    final: dict[str, Judgement] = field(default_factory=dict)
+    prompt_ids: dict[str, str] = field(default_factory=dict)
+    fleet_rates: dict[str, float] = field(default_factory=dict)
+    outcome: str = "inconclusive"
+    severity: float = 0.0
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RoundJudgement:
+    """Everything the round decided: per-endpoint verdicts and the weak probe kinds
+    (``{"refusal": "positive control dynamo/bf16 did not fail (pass)"}``)."""
+
+    endpoints: dict[str, EndpointVerdicts]
+    weak_probes: dict[str, str]
+
+
+def text_replies(outcomes: Sequence[ProbeOutcome]) -> list[Reply]:
+    """The replies with text from the probes whose replies are free text (all samples)."""
+    return [
+        o.reply
+        for o in outcomes
+        if o.kind in TEXT_KINDS and o.reply is not None and (o.reply.content or "").strip()
+    ]
+
+
+def round_checks(outcomes: Sequence[ProbeOutcome]) -> dict[str, Judgement]:
+    """Judge the soft leading-garbage signal across every reply of the round (the JSON of
+    the structured probe included: junk glued before a ``{`` is the same host defect)
+    and hard corruption across the free-text replies."""
+    replies = text_replies(outcomes)
+    openers = [
+        o.reply.content
+        for o in outcomes
+        if o.kind in (*TEXT_KINDS, STRUCTURED) and o.reply is not None and (o.reply.content or "").strip()
+    ]
+    nothing = Judgement(Verdict.INCONCLUSIVE, "no_text", "no text reply to judge this round", {})
+    leading = (
+        judges.judge_leading_garbage([judges.leading_signature(text) for text in openers])
+        if openers
+        else replace(nothing, check=LEADING_GARBAGE)
+    )
+    corruption = (
+        worst([judges.judge_corruption(r) for r in replies]) if replies else replace(nothing, check=CORRUPTION)
+    )
+    return {LEADING_GARBAGE: leading, CORRUPTION: corruption}
+
+
+def _soften(j: Judgement, reason: str, **evidence: Any) -> Judgement:
+    return Judgement(Verdict.INCONCLUSIVE, j.check, f"{reason}; was {j.verdict.value}: {j.reason}", {**j.evidence, **evidence, "raw_verdict": j.verdict.value})
+
+
+def round_judge(
+    by_endpoint: Mapping[str, Sequence[ProbeOutcome]],
+    controls: Mapping[str, Sequence[str]],
+    *,
+    fleet_fail_share: float = 0.5,
+    fleet_min_endpoints: int = 3,
+) -> RoundJudgement:
+    """Turn a round's probe outcomes into final verdicts and outcomes.
+
+    ``by_endpoint`` maps tag -> that endpoint's probe outcomes (all kinds, all samples);
+    ``controls`` maps tag -> the probe kinds it is a positive control for. A kind's
+    verdict is the sample-0 outcome's judgement. Fleet attribution applies when more than
+    ``fleet_fail_share`` of the endpoints judged on a prompt fail the same check there,
+    and at least ``fleet_min_endpoints`` do.
+    """
+    result: dict[str, EndpointVerdicts] = {}
+    for tag, outcomes in by_endpoint.items():
+        ev = EndpointVerdicts(tag)
+        for o in outcomes:
+            if o.sample == 0:
+                ev.final[o.kind] = o.judgement
+                ev.prompt_ids[o.kind] = o.prompt_id
+        ev.final.update(round_checks(outcomes))
+        ev.prompt_ids[LEADING_GARBAGE] = ev.prompt_ids[CORRUPTION] = ROUND_PROMPT
+        result[tag] = ev
+
+    weak: dict[str, str] = {}
+    # Positive controls: a control that does not fail its kind means the probe cannot see
+    # the defect this round, so its passes are no evidence of health.
+    for tag, kinds in controls.items():
+        if tag not in result:
+            continue
+        for kind in kinds:
+            got = result[tag].final.get(kind)
+            if got is None:
+                continue
+            if got.verdict != Verdict.FAIL:
+                weak[kind] = f"positive control {tag} did not fail ({got.verdict.value})"
+    for kind, why in weak.items():
+        for tag, ev in result.items():
+            if kind in controls.get(tag, ()):
+                continue
+            j = ev.final.get(kind)
+            if j is not None and j.verdict == Verdict.PASS:
+                ev.final[kind] = _soften(j, f"probe weak this round ({why})", weak_probe=True)
+
+    # Fleet attribution, and the fleet's rate beside every failure.
+    judged: dict[tuple[str, str], list[str]] = defaultdict(list)
+    failing: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for tag, ev in result.items():
+        for kind, j in ev.final.items():
+            if kind in controls.get(tag, ()):
+                continue
+            if j.verdict in (Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE):
+                judged[(kind, ev.prompt_ids.get(kind, ""))].append(tag)
+            if j.verdict == Verdict.FAIL:
+                failing[(kind, ev.prompt_ids.get(kind, ""), j.check)].append(tag)
+    for (kind, prompt_id, check), tags in failing.items():
+        n = len(judged[(kind, prompt_id)])
+        rate = len(tags) / n if n else 0.0
+        for tag in tags:
+            result[tag].fleet_rates[kind] = round(rate, 3)
+        if n and len(tags) >= fleet_min_endpoints and rate > fleet_fail_share:
+            weak[kind] = (
+                f"fleet attribution: {len(tags)} of {n} endpoints failed {check} on prompt "
+                f"{prompt_id}: the defect follows the model or the prompt"
+            )
+            for tag in tags:
+                ev = result[tag]
+                ev.final[kind] = _soften(ev.final[kind], "attributed to the fleet", fleet_rate=round(rate, 3))
+
+    for tag, ev in result.items():
+        counted = {k: j for k, j in ev.final.items() if k not in controls.get(tag, ())}
+        fails = [k for k, j in counted.items() if j.verdict == Verdict.FAIL]
+        transport = [k for k, j in counted.items() if j.verdict == Verdict.TRANSPORT_ERROR]
+        passes = [k for k, j in counted.items() if j.verdict == Verdict.PASS]
+        if fails:
+            ev.outcome = "fail"
+        elif transport:
+            ev.outcome = "frozen"
+        elif passes:
+            ev.outcome = "clean"
+        else:
+            ev.outcome = "inconclusive"
+        ev.severity = float(len(fails))
+        ev.evidence = {
+            "failed": {k: {"check": counted[k].check, "reason": counted[k].reason, "fleet_rate": ev.fleet_rates.get(k)} for k in fails},
+            "transport_errors": transport,
+            "passed": passes,
+            "controls": list(controls.get(tag, ())),
+        }
+    return RoundJudgement(result, weak)
+
+
+def kinds_in_order() -> tuple[str, ...]:
+    """Kinds in display order: the four probes, then the round-level checks."""
+    return ALL_KINDS
+
+
+__all__ = ["EndpointVerdicts", "RoundJudgement", "round_judge", "round_checks", "kinds_in_order", "STRUCTURED"]

@@ -1,0 +1,288 @@
+"""The four probes: what each sends to a pinned endpoint and how its reply is judged.
+
+Pure of Django: a probe takes the OpenRouter client (anything with ``chat_pinned``), the
+endpoint's facts and the settings as arguments, and returns ``ProbeOutcome`` rows for the
+caller to store. Judging lives in ``canary.judges``; this module maps a call's transport
+outcome to a verdict and runs the confirmation samples of the language probe.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from canary import judges
+from canary.prompts import (
+    STATE_SCHEMA,
+    Prompt,
+    refusal_prompt,
+    response_format,
+    scene_prompt,
+    structured_prompt,
+)
+from canary.verdicts import Judgement, Reply, Verdict
+
+log = logging.getLogger(__name__)
+
+TTFT = "ttft"
+REFUSAL = "refusal"
+STRUCTURED = "structured_output"
+LANGUAGE = "language"
+PROBE_KINDS: tuple[str, ...] = (TTFT, REFUSAL, STRUCTURED, LANGUAGE)
+# Round-level checks judged across an endpoint's text replies (issue 3, points 2 and 3).
+LEADING_GARBAGE = "leading_garbage"
+CORRUPTION = "corruption"
+ROUND_CHECKS: tuple[str, ...] = (LEADING_GARBAGE, CORRUPTION)
+ALL_KINDS: tuple[str, ...] = PROBE_KINDS + ROUND_CHECKS
+
+# Two more samples after a language anomaly; the majority of three decides (issue 3, point 1).
+CONFIRMATION_SAMPLES = 2
+
+
+class ChatClient(Protocol):
+    """What a probe needs from ``canary.openrouter.OpenRouterClient``."""
+
+    def chat_pinned(self, model_id: str, tag: str, messages: list[dict[str, str]], **kwargs: Any) -> Any: ...
+
+
+@dataclass(frozen=True)
+class EndpointFacts:
+    """What a probe knows of the endpoint it pins: tag, display name, capabilities."""
+
+    tag: str
+    provider_name: str
+    supports_structured_outputs: bool
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    """Probe limits: TTFT limit and total timeout in s, ``max_tokens`` per probe,
+    response size cap in bytes."""
+
+    ttft_limit_s: float = 10.0
+    total_timeout_s: float = 45.0
+    max_tokens: int = 600
+    max_response_bytes: int = 1024 * 1024
+    temperature: float = 0.7
+
+
+@dataclass
+class ProbeOutcome:
+    """One stored probe result (one request), before round-level adjustments.
+
+    ``judgement`` is the verdict on this reply (for sample 0 of the language probe: the
+    majority decision over all samples). ``call`` is the client's ``Call`` or None when
+    the probe sent nothing (``not_applicable``).
+    """
+
+    kind: str
+    sample: int
+    language: str
+    prompt_id: str
+    judgement: Judgement
+    call: Any = None
+    reply: Reply | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def transport_judgement(call: Any) -> Judgement | None:
+    """Map a call that produced no usable reply to a verdict, or None when it completed.
+
+    Transport errors (connect, timeout, 429, 5xx, error chunk, reset, oversize or invalid
+    body) are never quality failures (issue 2). A reply served by a provider other than
+    the pin is no evidence about the pinned endpoint: ``inconclusive``.
+    A 403 moderation error is the host refusing content: a ``moderation`` judgement that
+    the refusal probe turns into a failure.
+    """
+    if call.outcome == "transport_error":
+        if call.transport_kind == "moderation":
+            return Judgement(
+                Verdict.FAIL,
+                "moderation",
+                f"the host refused the request with HTTP {call.http_status} (moderation)",
+                {"http_status": call.http_status, "message": call.error_message},
+            )
+        return Judgement(
+            Verdict.TRANSPORT_ERROR,
+            f"transport:{call.transport_kind}",
+            f"transport error ({call.transport_kind}"
+            + (f", HTTP {call.http_status}" if call.http_status else "")
+            + "): no evidence about quality",
+            {
+                "transport_kind": call.transport_kind,
+                "http_status": call.http_status,
+                "message": call.error_message,
+                "retry_after_s": call.retry_after_s,
+            },
+        )
+    if call.provider_mismatch:
+        return Judgement(
+            Verdict.INCONCLUSIVE,
+            "provider_mismatch",
+            f"served by {call.serving_provider!r}, not the pinned endpoint: no evidence about it",
+            {"serving_provider": call.serving_provider},
+        )
+    return None
+
+
+def _call(client: ChatClient, model_id: str, ep: EndpointFacts, prompt: Prompt, s: ProbeSettings, *, stream: bool, structured: bool = False) -> Any:
+    return client.chat_pinned(
+        model_id,
+        ep.tag,
+        prompt.messages,
+        expected_provider=ep.provider_name,
+        max_tokens=s.max_tokens,
+        temperature=s.temperature,
+        stream=stream,
+        response_format=response_format() if structured else None,
+        require_parameters=structured,
+        ttft_limit_s=s.ttft_limit_s,
+        total_timeout_s=s.total_timeout_s,
+    )
+
+
+def _judged(kind: str, sample: int, language: str, prompt: Prompt, call: Any, judge: Callable[[Reply], Judgement], *, moderation_counts: bool = False) -> ProbeOutcome:
+    early = transport_judgement(call)
+    if early is not None:
+        if early.check == "moderation" and not moderation_counts:
+            early = Judgement(Verdict.INCONCLUSIVE, "moderation", early.reason, early.evidence)
+        return ProbeOutcome(kind, sample, language, prompt.prompt_id, early, call=call)
+    if kind != TTFT and getattr(call, "first_token_timeout", False):
+        # Latency is the TTFT probe's contract; a reply that never started is no
+        # evidence for this probe's own contract.
+        slow = Judgement(
+            Verdict.INCONCLUSIVE,
+            "first_token_timeout",
+            "no content within the TTFT limit: judged by the ttft probe, not this one",
+            {},
+        )
+        return ProbeOutcome(kind, sample, language, prompt.prompt_id, slow, call=call, reply=call.reply)
+    reply: Reply = call.reply
+    return ProbeOutcome(kind, sample, language, prompt.prompt_id, judge(reply), call=call, reply=reply)
+
+
+def probe_ttft(client: ChatClient, model_id: str, ep: EndpointFacts, language: str, s: ProbeSettings) -> list[ProbeOutcome]:
+    """Time to first token on a streamed everyday turn (fail past ``ttft_limit_s``)."""
+    prompt = scene_prompt(language, variant=1)
+    call = _call(client, model_id, ep, prompt, s, stream=True)
+    limit_ms = s.ttft_limit_s * 1000.0
+    return [_judged(TTFT, 0, language, prompt, call, lambda r: judges.judge_ttft(r, limit_ms))]
+
+
+def probe_refusal(client: ChatClient, model_id: str, ep: EndpointFacts, language: str, s: ProbeSettings) -> list[ProbeOutcome]:
+    """Filters and silent refusals on a fixed accepted roleplay continuation."""
+    prompt = refusal_prompt(language)
+    call = _call(client, model_id, ep, prompt, s, stream=True)
+    return [
+        _judged(REFUSAL, 0, language, prompt, call, lambda r: judges.judge_refusal(r, language), moderation_counts=True)
+    ]
+
+
+def probe_structured(client: ChatClient, model_id: str, ep: EndpointFacts, language: str, s: ProbeSettings) -> list[ProbeOutcome]:
+    """Structured output against ``STATE_SCHEMA`` (json_schema strict, require_parameters).
+
+    An endpoint that does not advertise ``structured_outputs`` is ``not_applicable`` and
+    is not called at all (no cost, no false failure).
+    """
+    prompt = structured_prompt(language)
+    if not ep.supports_structured_outputs:
+        return [
+            ProbeOutcome(
+                STRUCTURED,
+                0,
+                language,
+                prompt.prompt_id,
+                Judgement(
+                    Verdict.NOT_APPLICABLE,
+                    "structured_output",
+                    "the endpoint does not advertise structured_outputs",
+                    {},
+                ),
+            )
+        ]
+    # Non-streamed on purpose: it exercises the whitespace-padded JSON bodies of the real wire.
+    call = _call(client, model_id, ep, prompt, s, stream=False, structured=True)
+    return [_judged(STRUCTURED, 0, language, prompt, call, lambda r: judges.judge_structured(r, STATE_SCHEMA))]
+
+
+def majority(judgements: Sequence[Judgement]) -> Judgement:
+    """Decide a language verdict from the probe and its confirmation samples.
+
+    ``fail`` when most samples fail (2 of 3); ``pass`` when most pass; otherwise
+    ``inconclusive``. The deciding judgement keeps the first failing sample's check and
+    evidence, with the per-sample verdicts added (issue 3, point 1).
+    """
+    counts: dict[Verdict, int] = {}
+    for j in judgements:
+        counts[j.verdict] = counts.get(j.verdict, 0) + 1
+    n = len(judgements)
+    samples = [j.verdict.value for j in judgements]
+    for verdict in (Verdict.FAIL, Verdict.PASS):
+        if counts.get(verdict, 0) * 2 > n:
+            base = next(j for j in judgements if j.verdict == verdict)
+            return Judgement(
+                verdict,
+                base.check,
+                base.reason + (f" (confirmed in {counts[verdict]} of {n} samples)" if n > 1 else ""),
+                {**base.evidence, "samples": samples},
+            )
+    first_anomaly = next((j for j in judgements if j.verdict == Verdict.FAIL), judgements[0])
+    return Judgement(
+        Verdict.INCONCLUSIVE,
+        first_anomaly.check,
+        f"samples disagree ({', '.join(samples)}): not confirmed",
+        {**first_anomaly.evidence, "samples": samples},
+    )
+
+
+def probe_language(client: ChatClient, model_id: str, ep: EndpointFacts, language: str, s: ProbeSettings) -> list[ProbeOutcome]:
+    """Language integrity; an anomaly is confirmed by two more samples (majority of three)."""
+    prompt = scene_prompt(language, variant=0)
+
+    def judge(r: Reply) -> Judgement:
+        return judges.judge_language(r, language)
+
+    first = _judged(LANGUAGE, 0, language, prompt, _call(client, model_id, ep, prompt, s, stream=True), judge)
+    outcomes = [first]
+    if first.reply is not None and judges.is_language_anomaly(first.judgement):
+        for sample in range(1, CONFIRMATION_SAMPLES + 1):
+            call = _call(client, model_id, ep, prompt, s, stream=True)
+            outcomes.append(_judged(LANGUAGE, sample, language, prompt, call, judge))
+        conclusive = [o.judgement for o in outcomes if o.judgement.verdict in (Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE)]
+        decided = majority(conclusive)
+        first.extra["raw_judgement"] = first.judgement
+        first.extra["anomaly"] = True
+        first.judgement = decided
+    return outcomes
+
+
+PROBES: dict[str, Callable[[ChatClient, str, EndpointFacts, str, ProbeSettings], list[ProbeOutcome]]] = {
+    TTFT: probe_ttft,
+    REFUSAL: probe_refusal,
+    STRUCTURED: probe_structured,
+    LANGUAGE: probe_language,
+}
+
+
+def probe_run(kind: str, client: ChatClient, model_id: str, ep: EndpointFacts, language: str, s: ProbeSettings) -> list[ProbeOutcome]:
+    """Run one probe kind against one pinned endpoint; never raises for upstream faults.
+
+    An unexpected exception (a bug, not an upstream fault) becomes a ``transport_error``
+    verdict with check ``probe_crash`` so one broken probe cannot lose the round; it is
+    logged with its traceback.
+    """
+    try:
+        return PROBES[kind](client, model_id, ep, language, s)
+    except Exception as exc:  # noqa: BLE001 - the round must survive a probe bug; logged below
+        log.exception("probe %s on %s crashed", kind, ep.tag)
+        return [
+            ProbeOutcome(
+                kind,
+                0,
+                language,
+                "",
+                Judgement(Verdict.TRANSPORT_ERROR, "probe_crash", f"probe crashed: {exc!r}", {}),
+            )
+        ]
