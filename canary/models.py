@@ -170,3 +170,184 @@ class EndpointRound(models.Model):
             models.UniqueConstraint(fields=["round", "endpoint"], name="endpoint_round_unique"),
         ]
         ordering = ["round_id", "endpoint_id"]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint.tag} in round {self.round_id}: {self.outcome}"
+
+
+# --- Route quarantine (issue "Route quarantine") ----------------------------------------
+
+
+class Modes(models.TextChoices):
+    OBSERVE = "observe", "observe"
+    ENFORCE = "enforce", "enforce"
+
+
+class ModelConfig(models.Model):
+    """Per-model canary switches an admin changes at run time (no deploy).
+
+    ``mode``: in observe mode the policy records ``would_suspend`` and routing sees no
+    change; in enforce mode canary suspensions enter the ignore list. Default observe.
+    The row is also the lock that serialises policy decisions of one model.
+    """
+
+    model_id = models.CharField(max_length=200, unique=True)
+    mode = models.CharField(max_length=16, choices=Modes.choices, default=Modes.OBSERVE)
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.CharField(max_length=150, blank=True)
+
+    class Meta:
+        permissions = [("change_mode", "Can switch a model between observe and enforce")]
+
+    def __str__(self) -> str:
+        return f"{self.model_id} ({self.mode})"
+
+
+class EndpointPolicyState(models.Model):
+    """The suspension policy's memory of one endpoint (``canary.policy.EndpointState``).
+
+    ``enforced`` False with ``suspended_until`` set is an observe-mode shadow suspension:
+    recorded to measure what enforce would do, never in the ignore list.
+    """
+
+    endpoint = models.OneToOneField(Endpoint, on_delete=models.PROTECT, related_name="policy_state")
+    fail_streak = models.PositiveIntegerField(default=0)
+    clean_streak = models.PositiveIntegerField(default=0)
+    suspended_until = models.DateTimeField(null=True, blank=True)
+    enforced = models.BooleanField(default=False)
+    suspension_level = models.PositiveIntegerField(default=0)
+    last_suspended_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.endpoint.tag}: streak {self.fail_streak}"
+
+
+class ImmutableQuerySet(models.QuerySet["Decision"]):
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise PermissionError("decisions are audit rows and are never deleted")
+
+    def update(self, **kwargs: object) -> int:
+        raise PermissionError("decisions are audit rows and are never changed")
+
+
+class Decision(models.Model):
+    """An immutable audit row: every automatic decision and every manual action, with its
+    evidence (which round and probes), actor and reason."""
+
+    class Actions(models.TextChoices):
+        SUSPENDED = "suspended", "suspended"
+        WOULD_SUSPEND = "would_suspend", "would suspend (observe)"
+        FLOOR_BLOCKED = "floor_blocked", "floor blocked"
+        RESTORED = "restored", "restored"
+        EXPIRED = "expired", "expired"
+        LIFTED = "lifted", "lifted by an admin"
+        FALSE_POSITIVE = "false_positive", "marked false positive"
+        EXCLUSION_ADDED = "exclusion_added", "exclusion added"
+        EXCLUSION_REMOVED = "exclusion_removed", "exclusion removed"
+        MODE_CHANGED = "mode_changed", "mode changed"
+        WEAK_PROBE = "weak_probe", "probe weak this round"
+        DISCOVERY_FAILED = "discovery_failed", "discovery failed"
+
+    model_id = models.CharField(max_length=200)
+    endpoint = models.ForeignKey(Endpoint, null=True, blank=True, on_delete=models.PROTECT, related_name="decisions")
+    round = models.ForeignKey(Round, null=True, blank=True, on_delete=models.PROTECT, related_name="decisions")
+    refers_to = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="followups")
+    action = models.CharField(max_length=24, choices=Actions.choices)
+    mode = models.CharField(max_length=16, blank=True)
+    actor = models.CharField(max_length=150, default="canary")
+    reason = models.TextField()
+    evidence = models.JSONField(default=dict, blank=True)
+    suspended_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+
+    objects = ImmutableQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["model_id", "-created_at"])]
+
+    def __str__(self) -> str:
+        target = self.endpoint.tag if self.endpoint_id else self.model_id
+        return f"{self.action} {target} by {self.actor}"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None:
+            raise PermissionError("decisions are audit rows and are never changed")
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
+        raise PermissionError("decisions are audit rows and are never deleted")
+
+
+
+class Exclusion(models.Model):
+    """A reviewed or incident exclusion of a provider slug (all its endpoints) or a tag
+    (one endpoint) for one model. Removal deactivates the row; nothing is deleted."""
+
+    class Layers(models.TextChoices):
+        REVIEWED = "reviewed", "reviewed"
+        INCIDENT = "incident", "incident"
+
+    model_id = models.CharField(max_length=200)
+    layer = models.CharField(max_length=16, choices=Layers.choices)
+    target = models.CharField(max_length=200, help_text="provider slug (e.g. dynamo) or endpoint tag (e.g. borealis/fp8)")
+    reason = models.TextField()
+    evidence_url = models.URLField(blank=True)
+    created_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField(null=True, blank=True)
+    active = models.BooleanField(default=True)
+    removed_by = models.CharField(max_length=150, blank=True)
+    removed_at = models.DateTimeField(null=True, blank=True)
+    removal_reason = models.TextField(blank=True)
+    source_file = models.CharField(max_length=300, blank=True, help_text="versioned file a reviewed exclusion came from")
+
+    class Meta:
+        permissions = [("review_exclusion", "Can add, change and remove reviewed exclusions")]
+        ordering = ["model_id", "layer", "target"]
+
+    def __str__(self) -> str:
+        return f"{self.layer}: {self.target} ({self.model_id})"
+
+
+class Notification(models.Model):
+    """An admin notification and its delivery state; sent after commit by a Celery task
+    through apprise, retried with backoff; never able to block or fail a round."""
+
+    class States(models.TextChoices):
+        PENDING = "pending", "pending"
+        SENT = "sent", "sent"
+        FAILED = "failed", "failed"
+        SKIPPED = "skipped", "skipped (no destination configured)"
+
+    kind = models.CharField(max_length=32)
+    model_id = models.CharField(max_length=200, blank=True)
+    decision = models.ForeignKey(Decision, null=True, blank=True, on_delete=models.PROTECT, related_name="notifications")
+    title = models.CharField(max_length=300)
+    body = models.TextField()
+    state = models.CharField(max_length=16, choices=States.choices, default=States.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.title} ({self.state})"
+
+
+class ServiceToken(models.Model):
+    """A bearer token of a backend service for the internal API. Only a SHA-256 hash is
+    stored; the token itself is shown once when issued."""
+
+    name = models.CharField(max_length=150, unique=True)
+    token_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=12)
+    created_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"

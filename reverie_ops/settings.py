@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import django_stubs_ext
 import environ
+
+# Lets admin and model classes be subscripted for typing (ModelAdmin[Endpoint]) at run time.
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -127,3 +131,16 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
 }
+
+# --- Route quarantine ---------------------------------------------------------------
+# Suspension policy numbers (issue "Route quarantine"); all are settings.
+CANARY_FAIL_ROUNDS_TO_SUSPEND = env.int("CANARY_FAIL_ROUNDS_TO_SUSPEND", default=2)
+CANARY_CLEAN_ROUNDS_TO_RESTORE = env.int("CANARY_CLEAN_ROUNDS_TO_RESTORE", default=2)
+CANARY_SUSPENSION_DAYS = env.list("CANARY_SUSPENSION_DAYS", cast=float, default=[1, 3, 7])
+CANARY_DECAY_DAYS = env.float("CANARY_DECAY_DAYS", default=14)
+CANARY_FLOOR = env.int("CANARY_FLOOR", default=2)
+# Apprise URLs (https://github.com/caronc/apprise/wiki) for admin notifications.
+NOTIFY_APPRISE_URLS = env.list("NOTIFY_APPRISE_URLS", default=[])
+NOTIFY_MAX_RETRIES = env.int("NOTIFY_MAX_RETRIES", default=5)
+# The ignore-list API: clients may cache an answer this long (s).
+ROUTING_IGNORE_MAX_AGE_S = env.int("ROUTING_IGNORE_MAX_AGE_S", default=30)

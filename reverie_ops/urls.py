@@ -1,8 +1,15 @@
 """URL routes: the admin site (staff) and the internal API under /api/v1/."""
 
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
+
+from canary import api
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/v1/health", api.health_view, name="api-health"),
+    path("api/v1/openapi.json", api.openapi_view, name="api-openapi"),
+    path("api/v1/routing/ignore", api.ignore_view, name="api-ignore"),
+    path("api/v1/routing/provider", api.provider_view, name="api-provider"),
+    path("", include("routing.urls")),
 ]

@@ -1,0 +1,136 @@
+"""Internal API (``/api/v1/``): the ignore list for the product backend.
+
+Thin views: parse input, call one selector, render. One error shape everywhere:
+``{"error": {"code": <http status>, "message": "..."}}``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+
+from canary.exclusions import provider_object
+from canary.quarantine import ignore_list_get
+from canary.tokens import service_token_verify
+
+
+def api_error(status: int, message: str) -> JsonResponse:
+    """The one error shape of the internal API."""
+    response = JsonResponse({"error": {"code": status, "message": message}}, status=status)
+    if status == 401:
+        response["WWW-Authenticate"] = 'Bearer realm="reverie-ops"'
+    return response
+
+
+def _guard(request: HttpRequest) -> tuple[str | None, JsonResponse | None]:
+    if not service_token_verify(request.headers.get("Authorization")):
+        return None, api_error(401, "a valid service token is required: Authorization: Bearer <token>")
+    model_id = (request.GET.get("model") or "").strip()
+    if not model_id:
+        return None, api_error(400, "query parameter 'model' is required, e.g. ?model=meta-llama/llama-3.3-70b-instruct")
+    return model_id, None
+
+
+def _cached_json(request: HttpRequest, body: dict[str, Any], stable: Any) -> HttpResponse:
+    # The ETag covers what routing uses, not generated_at, so an unchanged list gives 304.
+    etag = '"' + hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()[:32] + '"'
+    if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+        response = HttpResponse(status=304)
+    else:
+        response = JsonResponse(body)
+    response["ETag"] = etag
+    response["Cache-Control"] = f"private, max-age={settings.ROUTING_IGNORE_MAX_AGE_S}"
+    return response
+
+
+@require_GET
+def ignore_view(request: HttpRequest) -> HttpResponse:
+    """``GET /api/v1/routing/ignore?model=ID``: the merged ignore list with its sources."""
+    model_id, error = _guard(request)
+    if error is not None or model_id is None:
+        return error or api_error(400, "bad request")
+    now = timezone.now()
+    data = ignore_list_get(model_id, now)
+    return _cached_json(request, {**data, "generated_at": now.isoformat()}, data)
+
+
+@require_GET
+def provider_view(request: HttpRequest) -> HttpResponse:
+    """``GET /api/v1/routing/provider?model=ID``: the ready-to-merge OpenRouter ``provider``."""
+    model_id, error = _guard(request)
+    if error is not None or model_id is None:
+        return error or api_error(400, "bad request")
+    data = ignore_list_get(model_id, timezone.now())
+    provider = provider_object(data["ignore"])
+    return _cached_json(request, {"model": model_id, "provider": provider}, provider)
+
+
+@require_GET
+def health_view(request: HttpRequest) -> JsonResponse:
+    """``GET /api/v1/health``: a trivial JSON view (liveness; the bench's baseline)."""
+    return JsonResponse({"status": "ok"})
+
+
+@require_GET
+def openapi_view(request: HttpRequest) -> JsonResponse:
+    """``GET /api/v1/openapi.json``: the OpenAPI 3.1 document of the internal API."""
+    return JsonResponse(OPENAPI)
+
+
+_ERROR = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {"error": {"type": "object", "required": ["code", "message"], "properties": {"code": {"type": "integer"}, "message": {"type": "string"}}}},
+}
+_MODEL_PARAM = {"name": "model", "in": "query", "required": True, "schema": {"type": "string"}, "example": "meta-llama/llama-3.3-70b-instruct"}
+_COMMON = {
+    "304": {"description": "Not modified (If-None-Match matched the ETag)"},
+    "400": {"description": "Missing model", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+    "401": {"description": "Missing or invalid service token", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+}
+OPENAPI: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {"title": "Reverie Ops internal API", "version": "1"},
+    "components": {
+        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        "schemas": {
+            "Error": _ERROR,
+            "IgnoreList": {
+                "type": "object",
+                "required": ["model", "ignore", "sources", "generated_at"],
+                "properties": {
+                    "model": {"type": "string"},
+                    "ignore": {"type": "array", "items": {"type": "string"}, "description": "provider slugs or endpoint tags for OpenRouter's provider.ignore"},
+                    "sources": {
+                        "type": "object",
+                        "properties": {k: {"type": "array", "items": {"type": "string"}} for k in ("reviewed", "incident", "canary")},
+                    },
+                    "generated_at": {"type": "string", "format": "date-time"},
+                },
+            },
+        },
+    },
+    "security": [{"bearer": []}],
+    "paths": {
+        "/api/v1/routing/ignore": {
+            "get": {
+                "summary": "Merged ignore list of a model, with the source layer of each entry",
+                "parameters": [_MODEL_PARAM],
+                "responses": {"200": {"description": "The list", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/IgnoreList"}}}}, **_COMMON},
+            }
+        },
+        "/api/v1/routing/provider": {
+            "get": {
+                "summary": "Ready-to-merge OpenRouter provider object ({ignore: [...]})",
+                "parameters": [_MODEL_PARAM],
+                "responses": {"200": {"description": "The provider object"}, **_COMMON},
+            }
+        },
+    },
+}

@@ -1,0 +1,86 @@
+"""``python manage.py canary_replay --model ID --since ISO8601``: replay the suspension
+policy over stored round outcomes and print what would have been suspended.
+
+The way to measure false positives before switching a model from observe to enforce:
+thresholds can be overridden to compare policies on the same history.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from canary import policy
+from canary.management.commands.canary_round import parse_now
+from canary.models import EndpointRound
+from canary.quarantine import policy_settings
+
+
+class Command(BaseCommand):
+    help = "Replay the suspension policy over stored rounds; print would-be suspensions."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--model", required=True)
+        parser.add_argument("--since", required=True, help="ISO 8601")
+        parser.add_argument("--until", default=None, help="ISO 8601; default now")
+        parser.add_argument("--fail-rounds", type=int, default=None, help="consecutive failed rounds that suspend")
+        parser.add_argument("--clean-rounds", type=int, default=None, help="consecutive clean rounds that restore")
+        parser.add_argument("--floor", type=int, default=None)
+        parser.add_argument("--durations-days", default=None, help="comma list, e.g. 1,3,7")
+        parser.add_argument("--decay-days", type=float, default=None)
+        parser.add_argument("--json", action="store_true")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        since = parse_now(opts["since"])
+        until = parse_now(opts["until"])
+        base = policy_settings()
+        try:
+            durations = (
+                tuple(timedelta(days=float(d)) for d in opts["durations_days"].split(","))
+                if opts["durations_days"]
+                else base.suspension_durations
+            )
+            settings = policy.PolicySettings(
+                fail_rounds_to_suspend=opts["fail_rounds"] or base.fail_rounds_to_suspend,
+                clean_rounds_to_restore=opts["clean_rounds"] or base.clean_rounds_to_restore,
+                suspension_durations=durations,
+                decay_after=timedelta(days=opts["decay_days"]) if opts["decay_days"] else base.decay_after,
+                floor=base.floor if opts["floor"] is None else opts["floor"],
+            )
+        except ValueError as exc:
+            raise CommandError(f"bad threshold override: {exc}") from exc
+        rows = (
+            EndpointRound.objects.filter(
+                round__model_id=opts["model"], round__started_at__gte=since, round__started_at__lte=until,
+                round__status="completed",
+            )
+            .select_related("endpoint", "round")
+            .order_by("round__started_at")
+        )
+        by_round: dict[datetime, list[policy.RoundInput]] = defaultdict(list)
+        for er in rows:
+            by_round[er.round.started_at].append(policy.RoundInput(er.endpoint.tag, er.outcome, er.severity))
+        replayed = policy.policy_replay(sorted(by_round.items()), "enforce", settings)
+        actions = [
+            {"at": at.isoformat(), "tag": d.tag, "action": d.action, "suspended_until": d.suspended_until.isoformat() if d.suspended_until else None, "reason": d.reason}
+            for at, decisions in replayed
+            for d in decisions
+            if d.action != "none"
+        ]
+        summary = {
+            "model": opts["model"],
+            "rounds": len(replayed),
+            "suspensions": sum(1 for a in actions if a["action"] == "suspended"),
+            "floor_blocked": sum(1 for a in actions if a["action"] == "floor_blocked"),
+            "actions": actions,
+        }
+        if opts["json"]:
+            self.stdout.write(json.dumps(summary, indent=2))
+            return
+        self.stdout.write(f"Replayed {summary['rounds']} rounds of {summary['model']}: {summary['suspensions']} suspensions, {summary['floor_blocked']} floor-blocked")
+        for a in actions:
+            self.stdout.write(f"  {a['at']}  {a['tag']:<18} {a['action']:<14} {a['reason']}")

@@ -1,0 +1,88 @@
+"""``python manage.py exclusions_load FILE``: load reviewed exclusions from a versioned file.
+
+The file (JSON, kept in the repo, e.g. ``canary/exclusions/reviewed.json``)::
+
+    {"exclusions": [{"model": "meta-llama/llama-3.3-70b-instruct", "target": "dynamo",
+                     "reason": "runs its own content filter", "evidence_url": "https://…",
+                     "reviewer": "ana"}]}
+
+Loading is idempotent: entries already active are kept, new ones are added, and active
+reviewed entries from the same file that are no longer listed are deactivated (audited).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+from django.utils import timezone
+
+from canary.exclusions import target_normalise
+from canary.models import Exclusion
+from canary.quarantine import exclusion_add, exclusion_remove
+
+FIELDS = {"model", "target", "reason", "evidence_url", "reviewer"}
+
+
+def parse_file(path: Path) -> list[dict[str, str]]:
+    """Parse and validate the file; raises CommandError naming the bad entry and field."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError as exc:
+        raise CommandError(f"{path}: no such file") from exc
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    if not isinstance(data, dict) or set(data) != {"exclusions"} or not isinstance(data["exclusions"], list):
+        raise CommandError(f"{path}: expected an object with one key 'exclusions' holding a list")
+    entries = []
+    for i, item in enumerate(data["exclusions"]):
+        where = f"{path}: exclusions[{i}]"
+        if not isinstance(item, dict):
+            raise CommandError(f"{where}: must be an object")
+        unknown = set(item) - FIELDS
+        if unknown:
+            raise CommandError(f"{where}.{sorted(unknown)[0]}: unknown key")
+        for key in ("model", "target", "reason", "reviewer"):
+            if not isinstance(item.get(key), str) or not item[key].strip():
+                raise CommandError(f"{where}.{key}: required, a non-empty string")
+        try:
+            item["target"] = target_normalise(item["target"])
+        except ValueError as exc:
+            raise CommandError(f"{where}.target: {exc}") from exc
+        entries.append(item)
+    return entries
+
+
+class Command(BaseCommand):
+    help = "Load reviewed exclusions from a versioned JSON file (idempotent)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        path = Path(opts["file"])
+        entries = parse_file(path)
+        now = timezone.now()
+        added = removed = 0
+        with transaction.atomic():
+            current = {
+                (e.model_id, e.target): e
+                for e in Exclusion.objects.filter(layer="reviewed", active=True, source_file=str(path))
+            }
+            wanted = {(e["model"], e["target"]) for e in entries}
+            for e in entries:
+                if (e["model"], e["target"]) in current:
+                    continue
+                exclusion_add(
+                    e["model"], "reviewed", e["target"], actor=e["reviewer"], reason=e["reason"], now=now,
+                    evidence_url=e.get("evidence_url", ""), source_file=str(path),
+                )
+                added += 1
+            for key, row in current.items():
+                if key not in wanted:
+                    exclusion_remove(row, actor="exclusions_load", reason=f"no longer listed in {path}", now=now)
+                    removed += 1
+        self.stdout.write(f"{path}: {added} added, {removed} removed, {len(entries)} listed")

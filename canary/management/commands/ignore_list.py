@@ -1,0 +1,29 @@
+"""``python manage.py ignore_list --model ID``: print the merged ignore list."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from canary.management.commands.canary_round import parse_now
+from canary.quarantine import ignore_list_get
+
+
+class Command(BaseCommand):
+    help = "Print a model's merged ignore list (reviewed + incident + canary) with sources."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--model", required=True)
+        parser.add_argument("--now", default=None, help="ISO 8601; default: now")
+        parser.add_argument("--json", action="store_true")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        data = ignore_list_get(opts["model"], parse_now(opts["now"]))
+        if opts["json"]:
+            self.stdout.write(json.dumps(data, indent=2))
+            return
+        self.stdout.write(f"Ignore list of {data['model']}: {', '.join(data['ignore']) or '(empty)'}")
+        for layer, targets in data["sources"].items():
+            self.stdout.write(f"  {layer:<9} {', '.join(targets) or '-'}")

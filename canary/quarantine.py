@@ -1,0 +1,299 @@
+"""Route quarantine services: apply the suspension policy to a finished round, manual
+overrides (lift, false positive, mode), exclusions, and the merged ignore list.
+
+The rules live in the pure ``canary.policy`` and ``canary.exclusions``; this module loads
+their inputs from the database, stores what they decide, and writes the audit rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from canary import policy
+from canary.exclusions import ExclusionEntry, ignore_list_merge, target_matches, target_normalise
+from canary.models import (
+    Decision,
+    Endpoint,
+    EndpointPolicyState,
+    EndpointRound,
+    Exclusion,
+    ModelConfig,
+    ProbeResult,
+    Round,
+)
+from canary.services_notify import notification_create
+
+NOTIFY_ACTIONS = {"suspended", "would_suspend", "floor_blocked", "restored"}
+
+
+class QuarantineError(ValueError):
+    """A manual action was refused; the message says why."""
+
+
+def policy_settings() -> policy.PolicySettings:
+    """The suspension policy's numbers from Django settings."""
+    return policy.PolicySettings(
+        fail_rounds_to_suspend=settings.CANARY_FAIL_ROUNDS_TO_SUSPEND,
+        clean_rounds_to_restore=settings.CANARY_CLEAN_ROUNDS_TO_RESTORE,
+        suspension_durations=tuple(timedelta(days=d) for d in settings.CANARY_SUSPENSION_DAYS),
+        decay_after=timedelta(days=settings.CANARY_DECAY_DAYS),
+        floor=settings.CANARY_FLOOR,
+    )
+
+
+def model_config_get(model_id: str) -> ModelConfig:
+    """The model's switches row (created in observe mode on first use)."""
+    config, _ = ModelConfig.objects.get_or_create(model_id=model_id)
+    return config
+
+
+def _state_of(row: EndpointPolicyState) -> policy.EndpointState:
+    return policy.EndpointState(
+        tag=row.endpoint.tag,
+        fail_streak=row.fail_streak,
+        clean_streak=row.clean_streak,
+        suspended_until=row.suspended_until,
+        enforced=row.enforced,
+        suspension_level=row.suspension_level,
+        last_suspended_at=row.last_suspended_at,
+    )
+
+
+def _store_state(row: EndpointPolicyState, state: policy.EndpointState) -> None:
+    row.fail_streak = state.fail_streak
+    row.clean_streak = state.clean_streak
+    row.suspended_until = state.suspended_until
+    row.enforced = state.enforced
+    row.suspension_level = state.suspension_level
+    row.last_suspended_at = state.last_suspended_at
+    row.save()
+
+
+def _active_exclusions(model_id: str, now: datetime) -> list[Exclusion]:
+    return [
+        e
+        for e in Exclusion.objects.filter(model_id=model_id, active=True)
+        if e.expires_at is None or e.expires_at > now
+    ]
+
+
+def _excluded(tag: str, exclusions: Iterable[Exclusion]) -> bool:
+    return any(target_matches(e.target, tag) for e in exclusions)
+
+
+def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list[policy.Decision]:
+    """Apply the suspension policy to a completed round and store its decisions.
+
+    ``mode`` overrides the model's stored mode for this round only (``canary_round
+    --mode``). The model's config row is locked (SELECT … FOR UPDATE) for the whole
+    decision, so two rounds finishing at the same moment are decided one after the other
+    and can never double-suspend. Writes the new policy states, the round's per-endpoint
+    ``streak``/``action``/``suspended_until``, one audit row per action, and notifications.
+    """
+    with transaction.atomic():
+        config = ModelConfig.objects.select_for_update().filter(model_id=rnd.model_id).first()
+        if config is None:
+            ModelConfig.objects.get_or_create(model_id=rnd.model_id)
+            config = ModelConfig.objects.select_for_update().get(model_id=rnd.model_id)
+        effective = mode or config.mode
+        ers = list(EndpointRound.objects.filter(round=rnd).select_related("endpoint"))
+        rows = {}
+        for er in ers:
+            row, _ = EndpointPolicyState.objects.select_for_update().get_or_create(endpoint=er.endpoint)
+            rows[er.endpoint.tag] = row
+        exclusions = _active_exclusions(rnd.model_id, now)
+        completed_any = set(
+            ProbeResult.objects.filter(round=rnd, transport_kind="", sample=0)
+            .exclude(kind__in=("leading_garbage", "corruption"))
+            .exclude(verdict="not_applicable")
+            .values_list("endpoint__tag", flat=True)
+        )
+        inputs = [
+            policy.RoundInput(
+                tag=er.endpoint.tag,
+                outcome=er.outcome,
+                severity=er.severity,
+                excluded=_excluded(er.endpoint.tag, exclusions),
+                # Every probe a transport error: the endpoint is effectively down.
+                down=er.outcome == "frozen" and er.endpoint.tag not in completed_any,
+            )
+            for er in ers
+        ]
+        states = {tag: _state_of(row) for tag, row in rows.items()}
+        decisions = policy.policy_apply(now, effective, states, inputs, policy_settings())
+        by_tag = {er.endpoint.tag: er for er in ers}
+        for d in decisions:
+            _store_state(rows[d.tag], d.state)
+            er = by_tag[d.tag]
+            er.streak = d.streak
+            er.action = d.action
+            er.suspended_until = d.suspended_until
+            er.save(update_fields=["streak", "action", "suspended_until"])
+            if d.action == "none":
+                continue
+            audit = Decision.objects.create(
+                model_id=rnd.model_id,
+                endpoint=er.endpoint,
+                round=rnd,
+                action=d.action,
+                mode=effective,
+                actor="canary",
+                reason=d.reason,
+                evidence={"round": rnd.pk, "outcome": d.outcome, "round_evidence": er.evidence},
+                suspended_until=d.suspended_until,
+                created_at=now,
+            )
+            if d.action in NOTIFY_ACTIONS:
+                notification_create(
+                    d.action,
+                    f"[{effective}] {d.action.replace('_', ' ')}: {d.tag} ({rnd.model_id})",
+                    d.reason,
+                    model_id=rnd.model_id,
+                    decision=audit,
+                )
+        for kind, why in (rnd.weak_probes or {}).items():
+            audit = Decision.objects.create(
+                model_id=rnd.model_id, round=rnd, action="weak_probe", mode=effective, actor="canary",
+                reason=f"{kind}: {why}", evidence={"round": rnd.pk, "kind": kind}, created_at=now,
+            )
+            notification_create("weak_probe", f"weak probe {kind} in round {rnd.pk}", why, model_id=rnd.model_id, decision=audit)
+        rnd.mode = effective
+        rnd.save(update_fields=["mode"])
+    return decisions
+
+
+def ignore_list_get(model_id: str, now: datetime) -> dict[str, Any]:
+    """The merged ignore list of ``model_id`` at ``now``:
+    ``{"model", "ignore": [...], "sources": {"reviewed", "incident", "canary"}}``.
+
+    The canary layer holds enforced suspensions in force only (observe mode is invisible
+    to routing). Targets are provider slugs or endpoint tags, as OpenRouter accepts them.
+    """
+    entries = [
+        ExclusionEntry(layer=e.layer, target=e.target, reason=e.reason, expires_at=e.expires_at)
+        for e in Exclusion.objects.filter(model_id=model_id, active=True)
+    ]
+    suspended = EndpointPolicyState.objects.filter(
+        endpoint__model_id=model_id, enforced=True, suspended_until__gt=now
+    ).select_related("endpoint")
+    entries += [
+        ExclusionEntry(layer="canary", target=s.endpoint.tag, reason="canary suspension", expires_at=s.suspended_until)
+        for s in suspended
+    ]
+    merged = ignore_list_merge(entries, now)
+    return {"model": model_id, "ignore": merged["ignore"], "sources": merged["sources"]}
+
+
+def suspension_lift(endpoint: Endpoint, *, actor: str, reason: str, now: datetime) -> Decision:
+    """Lift an endpoint's suspension (real or shadow) now; it returns with a fresh streak.
+
+    Raises QuarantineError when the reason is blank or nothing is suspended.
+    """
+    if not reason.strip():
+        raise QuarantineError("lifting a suspension needs a reason")
+    with transaction.atomic():
+        row = EndpointPolicyState.objects.select_for_update().filter(endpoint=endpoint).first()
+        if row is None or row.suspended_until is None or row.suspended_until <= now:
+            raise QuarantineError(f"{endpoint.tag} is not suspended")
+        was_until = row.suspended_until
+        row.suspended_until = None
+        row.enforced = False
+        row.fail_streak = 0
+        row.clean_streak = 0
+        row.save()
+        audit = Decision.objects.create(
+            model_id=endpoint.model_id, endpoint=endpoint, action="lifted", actor=actor, reason=reason,
+            evidence={"was_suspended_until": was_until.isoformat()}, created_at=now,
+        )
+        notification_create("lift", f"lifted: {endpoint.tag} by {actor}", reason, model_id=endpoint.model_id, decision=audit)
+    return audit
+
+
+def decision_mark_false_positive(decision: Decision, *, actor: str, reason: str, now: datetime) -> Decision:
+    """Record that an automatic suspension decision was a false positive (a new audit row
+    referring to it). Raises QuarantineError for a blank reason, a decision that is not a
+    suspension, or one already marked."""
+    if not reason.strip():
+        raise QuarantineError("marking a false positive needs a reason")
+    if decision.action not in ("suspended", "would_suspend"):
+        raise QuarantineError(f"only suspensions can be false positives, not {decision.action!r}")
+    if decision.followups.filter(action="false_positive").exists():
+        raise QuarantineError("this decision is already marked a false positive")
+    return Decision.objects.create(
+        model_id=decision.model_id, endpoint=decision.endpoint, round=decision.round, refers_to=decision,
+        action="false_positive", actor=actor, reason=reason, evidence={"decision": decision.pk}, created_at=now,
+    )
+
+
+def mode_set(model_id: str, mode: str, *, actor: str, reason: str, now: datetime) -> Decision:
+    """Switch a model between observe and enforce. Raises QuarantineError for an unknown
+    mode or a blank reason."""
+    if mode not in ("observe", "enforce"):
+        raise QuarantineError(f"unknown mode {mode!r}; expected observe or enforce")
+    if not reason.strip():
+        raise QuarantineError("changing the mode needs a reason")
+    with transaction.atomic():
+        config = model_config_get(model_id)
+        old = config.mode
+        config.mode = mode
+        config.updated_by = actor
+        config.save()
+        return Decision.objects.create(
+            model_id=model_id, action="mode_changed", mode=mode, actor=actor, reason=reason,
+            evidence={"from": old, "to": mode}, created_at=now,
+        )
+
+
+def exclusion_add(
+    model_id: str, layer: str, target: str, *, actor: str, reason: str, now: datetime,
+    expires_at: datetime | None = None, evidence_url: str = "", source_file: str = "",
+) -> Exclusion:
+    """Add a reviewed or incident exclusion (effective at once, no deploy).
+
+    Raises QuarantineError for an unknown layer, a malformed target, a blank reason, or an
+    expiry in the past.
+    """
+    if layer not in (Exclusion.Layers.REVIEWED, Exclusion.Layers.INCIDENT):
+        raise QuarantineError(f"unknown layer {layer!r}; expected reviewed or incident")
+    if not reason.strip():
+        raise QuarantineError("an exclusion needs a reason")
+    try:
+        normalised = target_normalise(target)
+    except ValueError as exc:
+        raise QuarantineError(str(exc)) from exc
+    if expires_at is not None and expires_at <= now:
+        raise QuarantineError("the expiry must be in the future")
+    with transaction.atomic():
+        row = Exclusion.objects.create(
+            model_id=model_id, layer=layer, target=normalised, reason=reason, evidence_url=evidence_url,
+            created_by=actor, created_at=now, expires_at=expires_at, source_file=source_file,
+        )
+        Decision.objects.create(
+            model_id=model_id, action="exclusion_added", actor=actor, reason=reason,
+            evidence={"exclusion": row.pk, "layer": layer, "target": normalised,
+                      "expires_at": expires_at.isoformat() if expires_at else None},
+            created_at=now,
+        )
+    return row
+
+
+def exclusion_remove(exclusion: Exclusion, *, actor: str, reason: str, now: datetime) -> None:
+    """Deactivate an exclusion (kept as a row). Raises QuarantineError for a blank reason."""
+    if not reason.strip():
+        raise QuarantineError("removing an exclusion needs a reason")
+    with transaction.atomic():
+        exclusion.active = False
+        exclusion.removed_by = actor
+        exclusion.removed_at = now
+        exclusion.removal_reason = reason
+        exclusion.save()
+        Decision.objects.create(
+            model_id=exclusion.model_id, action="exclusion_removed", actor=actor, reason=reason,
+            evidence={"exclusion": exclusion.pk, "layer": exclusion.layer, "target": exclusion.target},
+            created_at=now,
+        )

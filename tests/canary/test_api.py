@@ -1,0 +1,94 @@
+"""The internal ignore-list API over real HTTP (pytest-django's live server)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import httpx
+import pytest
+from django.utils import timezone
+
+from canary.models import Endpoint, EndpointPolicyState, Provider
+from canary.quarantine import exclusion_add
+from canary.tokens import service_token_issue, service_token_revoke
+
+MODEL = "meta-llama/llama-3.3-70b-instruct"
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def token() -> str:
+    return service_token_issue("product-backend")[1]
+
+
+def _suspend(tag: str, until: datetime) -> None:
+    now = timezone.now()
+    slug = tag.split("/")[0]
+    provider = Provider.objects.create(slug=slug, name=slug.title(), first_seen=now, last_seen=now)
+    ep = Endpoint.objects.create(model_id=MODEL, tag=tag, provider=provider, provider_name=slug.title(), first_seen=now, last_seen=now)
+    EndpointPolicyState.objects.create(endpoint=ep, fail_streak=2, suspended_until=until, enforced=True, suspension_level=1)
+
+
+def test_ignore_list_requires_a_valid_token(live_server):
+    r = httpx.get(f"{live_server.url}/api/v1/routing/ignore", params={"model": MODEL})
+    assert r.status_code == 401
+    assert r.json()["error"]["code"] == 401
+    r = httpx.get(f"{live_server.url}/api/v1/routing/ignore", params={"model": MODEL}, headers={"Authorization": "Bearer nope"})
+    assert r.status_code == 401
+
+
+def test_ignore_list_merges_the_three_layers_with_sources(live_server, token):
+    now = timezone.now()
+    exclusion_add(MODEL, "reviewed", "Dynamo", actor="ana", reason="runs its own content filter", now=now)
+    exclusion_add(MODEL, "incident", "fjord/fp8", actor="bo", reason="429 storm", now=now, expires_at=now + timedelta(hours=2))
+    _suspend("borealis/fp8", now + timedelta(days=1))
+    r = httpx.get(f"{live_server.url}/api/v1/routing/ignore", params={"model": MODEL}, headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["ignore"] == ["borealis/fp8", "dynamo", "fjord/fp8"]
+    assert body["sources"] == {"reviewed": ["dynamo"], "incident": ["fjord/fp8"], "canary": ["borealis/fp8"]}
+    assert datetime.fromisoformat(body["generated_at"]).tzinfo is not None
+    assert "max-age=" in r.headers["Cache-Control"]
+    provider = httpx.get(f"{live_server.url}/api/v1/routing/provider", params={"model": MODEL}, headers={"Authorization": f"Bearer {token}"})
+    assert provider.json()["provider"] == {"ignore": ["borealis/fp8", "dynamo", "fjord/fp8"]}
+
+
+def test_etag_gives_304_until_the_list_changes(live_server, token):
+    auth = {"Authorization": f"Bearer {token}"}
+    url = f"{live_server.url}/api/v1/routing/ignore"
+    first = httpx.get(url, params={"model": MODEL}, headers=auth)
+    etag = first.headers["ETag"]
+    again = httpx.get(url, params={"model": MODEL}, headers={**auth, "If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+    exclusion_add(MODEL, "incident", "orchid", actor="bo", reason="incident 42", now=timezone.now())
+    changed = httpx.get(url, params={"model": MODEL}, headers={**auth, "If-None-Match": etag})
+    assert changed.status_code == 200 and changed.json()["ignore"] == ["orchid"]
+
+
+def test_expired_incident_and_suspension_leave_the_list(live_server, token):
+    now = timezone.now()
+    _suspend("borealis/fp8", now - timedelta(seconds=1))
+    r = httpx.get(f"{live_server.url}/api/v1/routing/ignore", params={"model": MODEL}, headers={"Authorization": f"Bearer {token}"})
+    assert r.json()["ignore"] == []
+
+
+def test_missing_model_is_a_clear_400(live_server, token):
+    r = httpx.get(f"{live_server.url}/api/v1/routing/ignore", headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 400
+    assert "model" in r.json()["error"]["message"]
+
+
+def test_a_revoked_token_is_refused(live_server):
+    _, token = service_token_issue("old-backend")
+    service_token_revoke("old-backend")
+    r = httpx.get(f"{live_server.url}/api/v1/routing/ignore", params={"model": MODEL}, headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 401
+
+
+def test_openapi_document_describes_the_ignore_endpoint(live_server):
+    doc = httpx.get(f"{live_server.url}/api/v1/openapi.json").json()
+    assert doc["openapi"].startswith("3.")
+    assert "/api/v1/routing/ignore" in doc["paths"]
+    assert doc["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+
+

@@ -1,0 +1,94 @@
+"""The product backend's ignore-list client: cache, revalidation, stale-if-error."""
+
+from __future__ import annotations
+
+import logging
+
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+
+from routing.client import IgnoreListClient
+
+MODEL = "meta-llama/llama-3.3-70b-instruct"
+BODY = {"model": MODEL, "ignore": ["borealis/fp8", "dynamo"], "sources": {"reviewed": ["dynamo"], "incident": [], "canary": ["borealis/fp8"]}, "generated_at": "2026-11-29T10:00:00+00:00"}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _serve(httpserver: HTTPServer, seen: list[dict]) -> None:
+    def handler(request: Request) -> Response:
+        seen.append(dict(request.headers))
+        if request.headers.get("Authorization") != "Bearer tok":
+            return Response('{"error":{"code":401,"message":"no"}}', status=401)
+        if request.headers.get("If-None-Match") == '"v1"':
+            return Response(status=304, headers={"ETag": '"v1"', "Cache-Control": "private, max-age=30"})
+        import json
+
+        return Response(json.dumps(BODY), headers={"ETag": '"v1"', "Cache-Control": "private, max-age=30"}, content_type="application/json")
+
+    httpserver.expect_request("/api/v1/routing/ignore").respond_with_handler(handler)
+
+
+def test_fetches_then_serves_from_cache_within_max_age(httpserver: HTTPServer):
+    seen: list[dict] = []
+    _serve(httpserver, seen)
+    clock = Clock()
+    client = IgnoreListClient(httpserver.url_for("/"), "tok", clock=clock)
+    assert client.get(MODEL).ignore == ("borealis/fp8", "dynamo")
+    clock.t += 10
+    assert client.get(MODEL).ignore == ("borealis/fp8", "dynamo")
+    assert len(seen) == 1
+    assert client.provider_ignore(MODEL) == {"ignore": ["borealis/fp8", "dynamo"]}
+
+
+def test_revalidates_with_the_etag_after_max_age(httpserver: HTTPServer):
+    seen: list[dict] = []
+    _serve(httpserver, seen)
+    clock = Clock()
+    client = IgnoreListClient(httpserver.url_for("/"), "tok", clock=clock)
+    client.get(MODEL)
+    clock.t += 31
+    result = client.get(MODEL)
+    assert len(seen) == 2 and seen[1]["If-None-Match"] == '"v1"'
+    assert result.ignore == ("borealis/fp8", "dynamo") and not result.stale
+
+
+def test_serves_the_last_good_list_when_the_ops_app_is_down_and_says_so_when_too_old(caplog):
+    # A server of its own: stopping the shared session fixture would break later tests.
+    httpserver = HTTPServer(host="127.0.0.1", port=0)
+    httpserver.start()
+    _serve(httpserver, [])
+    clock = Clock()
+    client = IgnoreListClient(httpserver.url_for("/"), "tok", clock=clock, max_stale_s=600, timeout_s=0.5)
+    client.get(MODEL)
+    httpserver.stop()
+    clock.t += 60
+    during = client.get(MODEL)
+    assert during.ignore == ("borealis/fp8", "dynamo")
+    assert during.error and not during.stale
+    clock.t += 600
+    with caplog.at_level(logging.ERROR, logger="routing.client"):
+        late = client.get(MODEL)
+    assert late.ignore == ("borealis/fp8", "dynamo") and late.stale
+    assert any("past the" in r.getMessage() for r in caplog.records)
+
+
+def test_never_fetched_and_unreachable_returns_an_empty_stale_list():
+    from canary.management.commands.demo import free_port
+
+    client = IgnoreListClient(f"http://127.0.0.1:{free_port()}", "tok", timeout_s=0.5)
+    result = client.get(MODEL)
+    assert result.ignore == () and result.stale and result.error
+
+
+def test_a_malformed_answer_is_an_error_not_a_crash(httpserver: HTTPServer):
+    httpserver.expect_request("/api/v1/routing/ignore").respond_with_json({"ignore": "dynamo"})
+    client = IgnoreListClient(httpserver.url_for("/"), "tok")
+    result = client.get(MODEL)
+    assert result.ignore == () and result.error and "not a list" in result.error
