@@ -456,3 +456,39 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
         ],
     },
 }
+
+# A refusal of *the request itself*: "I can't … this request", "não posso continuar com
+# este pedido". A character inside the story does not talk about "requests" or
+# "continuing the request" in narration, so the negated ability followed (in the same
+# sentence) by a request noun is high-confidence in every language. Written for the
+# project; the two parts are bounded by a short gap without a sentence end.
+_GAP = r"[^.!?。！？\n]{0,60}?"
+REQUEST_REFUSAL: dict[str, tuple[str, str]] = {
+    "en": (rf"{_EN_CANT}", r"\b(?:this|that|your|the)\s+request\b"),
+    "pt": (_PT_CANT, r"\b(?:pedido|solicita[çc][ãa]o|requisi[çc][ãa]o)\b"),
+    "es": (r"\bno\s+(?:puedo|podr[ée]|voy\s+a|debo)\b", r"\b(?:petici[óo]n|solicitud|pedido)\b"),
+    "fr": (r"\bje\s+ne\s+(?:peux|pourrai|pourrais|vais)\s+pas\b", r"\b(?:demande|requête)\b"),
+    "de": (r"\b(?:ich\s+(?:kann|werde|darf)|(?:kann|werde|darf)\s+ich)\b", r"\b(?:Anfrage|Anliegen)\b[^.!?\n]{0,40}?\bnicht\b|\bnicht\b[^.!?\n]{0,40}?\b(?:Anfrage|Anliegen)\b"),
+    "it": (r"\bnon\s+(?:posso|potr[òo]|riesco\s+a)\b", r"\b(?:richiesta|domanda)\b"),
+    "nl": (r"\b(?:ik\s+(?:kan|mag|zal)|(?:kan|mag|zal)\s+ik)\s+(?:niet|geen)\b", r"\b(?:verzoek|aanvraag)\b"),
+    "pl": (r"\bnie\s+(?:mogę|moge|mogę\s+niestety|jestem\s+w\s+stanie)\b", r"\b(?:prośb\w*|prosb\w*|żądani\w*|zapytani\w*)"),
+    "ru": (r"\bне\s+(?:могу|смогу|буду)\b", r"\b(?:запрос\w*|просьб\w*)"),
+    "uk": (r"\bне\s+(?:можу|зможу|буду)\b", r"\b(?:запит\w*|прохан\w*)"),
+    "tr": (r"\b\w+(?:emem|amam|eyemem|ayamam)\b|\byapamam\b", r"\b(?:istek\w*|isteğ\w*|talep\w*)"),
+    "ja": (r"(?:できません|できかねます|お応えできません|続けられません)", r"(?:リクエスト|要求|ご依頼|依頼)"),
+    "ko": (r"(?:없습니다|없어요|못\s*합니다|어렵습니다)", r"(?:요청|요구)"),
+    "zh": (r"(?:无法|不能|没办法)", r"(?:请求|要求)"),
+    "id": (r"\b(?:tidak\s+(?:dapat|bisa|mampu)|tak\s+(?:dapat|bisa))\b", r"\b(?:permintaan|permohonan)\b"),
+    "vi": (r"(?:không\s+thể|không\s+được\s+phép)", r"(?:yêu\s+cầu)"),
+    "ar": (r"(?:لا\s+(?:[أا]ستطيع|يمكنني|[أا]قدر|يسعني)|لن\s+[أا]تمكن)", r"(?:الطلب|طلبك|هذا\s+الطلب)"),
+}
+
+
+def _request_refusal(cant: str, request: str, cjk: bool) -> str:
+    # Either order: "no puedo … esta petición" and "이 요청은 … 없습니다".
+    gap = r"[^。！？\n]{0,40}?" if cjk else _GAP
+    return rf"(?:{cant}){gap}(?:{request})|(?:{request}){gap}(?:{cant})"
+
+
+for _code, (_cant, _request) in REQUEST_REFUSAL.items():
+    PATTERNS[_code]["opener"].append(_request_refusal(_cant, _request, _code in ("ja", "ko", "zh")))
