@@ -1,0 +1,169 @@
+"""Fleet files are validated strictly, and every refusal names the JSON path at fault."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from canary.simulator.fleet import FleetError, fleet_from_dict, load_fleet, parse_fleet
+from tests.simulator.conftest import endpoint, fleet
+
+SHARED_FLEETS = Path(__file__).resolve().parents[1] / "fixtures" / "fleets"
+
+
+def refusal(data: Any) -> str:
+    with pytest.raises(FleetError) as info:
+        fleet_from_dict(data)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("name", ["default.json", "three-hosts.json"])
+def test_the_shared_example_fleets_are_accepted(name: str) -> None:
+    loaded = load_fleet(SHARED_FLEETS / name)
+    assert loaded.models[0].id == "meta-llama/llama-3.3-70b-instruct"
+
+
+def test_default_fleet_is_read_into_typed_faults() -> None:
+    loaded = load_fleet(SHARED_FLEETS / "default.json")
+    by_tag = {e.tag: e for e in loaded.models[0].endpoints}
+    assert len(by_tag) == 15
+    assert by_tag["ember/bf16"].faults.ttft_ms == (11000.0, 14000.0)
+    assert by_tag["fjord/fp8"].faults.http_error is not None
+    assert by_tag["fjord/fp8"].faults.http_error.retry_after_s == 2.0
+    assert by_tag["fjord/fp8"].wire.padding == 3
+    assert by_tag["gale/fp8"].faults.structured_output == "missing_field"
+    assert by_tag["atlas/fp8"].wire.usage_chunk == "repeat_finish"
+    assert by_tag["cinder/fp8"].slug == "cinder"
+
+
+def test_a_misspelled_fault_option_is_an_unknown_key_with_its_path() -> None:
+    data = fleet(
+        endpoint("a/x"),
+        endpoint("b/x"),
+        endpoint("c/x"),
+        endpoint("d/x", faults={"leading_garbage": {"rte": 0.5}}),
+    )
+    assert refusal(data) == "models[0].endpoints[3].faults.leading_garbage.rte: unknown key"
+
+
+def test_a_rate_above_one_is_refused_with_the_value() -> None:
+    data = fleet(
+        endpoint("a/x"), endpoint("b/x", faults={"http_error": {"rate": 1.5, "status": 429}})
+    )
+    assert refusal(data) == (
+        "models[0].endpoints[1].faults.http_error.rate: must be a number between 0 and 1, got 1.5"
+    )
+
+
+@pytest.mark.parametrize(
+    ("faults", "path", "fragment"),
+    [
+        ({"misbehave": {"rate": 1}}, "faults.misbehave", "unknown key"),
+        ({"ttft_ms": [900, 100]}, "faults.ttft_ms", "min must not exceed max"),
+        ({"ttft_ms": "fast"}, "faults.ttft_ms", "number or [min, max]"),
+        ({"ttft_ms": [1, 2, 3]}, "faults.ttft_ms", "number or [min, max]"),
+        (
+            {"refusal": {"rate": 1, "style": "polite"}},
+            "faults.refusal.style",
+            "must be one of text, empty",
+        ),
+        ({"refusal": {"rate": 1}}, "faults.refusal.style", "required key is missing"),
+        ({"structured_output": "maybe"}, "faults.structured_output", "must be one of ok, fenced"),
+        (
+            {"http_error": {"rate": 1, "status": 200}},
+            "faults.http_error.status",
+            "between 400 and 599",
+        ),
+        (
+            {"http_error": {"rate": 1, "status": 429.5}},
+            "faults.http_error.status",
+            "between 400 and 599",
+        ),
+        (
+            {"language_drift": {"rate": 1, "into": "xx"}},
+            "faults.language_drift.into",
+            "must be one of en, pt",
+        ),
+        ({"mojibake": {"rate": True}}, "faults.mojibake.rate", "between 0 and 1, got true"),
+        ({"down": "yes"}, "faults.down", "true or false"),
+        ({"tokens_per_s": 0}, "faults.tokens_per_s", "positive number"),
+        (
+            {"leading_garbage": {"rate": 1, "fragments": []}},
+            "faults.leading_garbage.fragments",
+            "at least one",
+        ),
+    ],
+)
+def test_bad_fault_values_are_refused_with_their_path(
+    faults: dict[str, Any], path: str, fragment: str
+) -> None:
+    message = refusal(fleet(endpoint("a/x", faults=faults)))
+    assert message.startswith(f"models[0].endpoints[0].{path}: "), message
+    assert fragment in message
+
+
+@pytest.mark.parametrize(
+    ("wire", "path", "fragment"),
+    [
+        ({"usage_chunk": "last"}, "wire.usage_chunk", "empty_choices, repeat_finish, extra_choice"),
+        ({"padding": -1}, "wire.padding", "integer >= 0"),
+        ({"comments_between": 1}, "wire.comments_between", "true or false"),
+        ({"error_chunk": "weird"}, "wire.error_chunk", "documented, observed"),
+        ({"pading": 2}, "wire.pading", "unknown key"),
+    ],
+)
+def test_bad_wire_values_are_refused_with_their_path(
+    wire: dict[str, Any], path: str, fragment: str
+) -> None:
+    message = refusal(fleet(endpoint("a/x", wire=wire)))
+    assert message.startswith(f"models[0].endpoints[0].{path}: "), message
+    assert fragment in message
+
+
+def test_endpoint_level_errors_name_their_path() -> None:
+    bad_tag = fleet(endpoint("a/x"))
+    bad_tag["models"][0]["endpoints"][0]["tag"] = "atlas"
+    assert refusal(bad_tag).startswith("models[0].endpoints[0].tag: must look like slug/variant")
+
+    duplicate = fleet(endpoint("a/x"), endpoint("A/X"))
+    assert refusal(duplicate).startswith("models[0].endpoints[1].tag: duplicate tag")
+
+    price = fleet(endpoint("a/x", prompt_price="cheap"))
+    assert refusal(price).startswith(
+        "models[0].endpoints[0].pricing.prompt: must be a decimal string"
+    )
+
+    numeric_price = fleet(endpoint("a/x"))
+    numeric_price["models"][0]["endpoints"][0]["pricing"]["completion"] = 0.0000004
+    assert refusal(numeric_price).startswith(
+        "models[0].endpoints[0].pricing.completion: must be a decimal string"
+    )
+
+    quant = fleet(endpoint("a/x"))
+    quant["models"][0]["endpoints"][0]["quantization"] = "fp7"
+    assert refusal(quant).startswith("models[0].endpoints[0].quantization: must be one of")
+
+    missing = fleet(endpoint("a/x"))
+    del missing["models"][0]["endpoints"][0]["provider"]
+    assert refusal(missing) == "models[0].endpoints[0].provider: required key is missing"
+
+
+def test_top_level_errors_name_their_path() -> None:
+    assert refusal({"seed": "7", "models": []}) == 'seed: must be an integer, got "7"'
+    assert refusal({"seed": 7}) == "models: required key is missing"
+    assert refusal({"seed": 7, "models": [], "extra": 1}) == "extra: unknown key"
+    assert refusal([]).startswith("fleet must be an object")
+    two = fleet(endpoint("a/x"))
+    two["models"].append(copy.deepcopy(two["models"][0]))
+    assert refusal(two).startswith("models[1].id: duplicate model id")
+
+
+def test_invalid_json_is_refused_with_line_and_column() -> None:
+    text = json.dumps(fleet(endpoint("a/x")), indent=2).replace('"seed": 11,', '"seed": 11', 1)
+    with pytest.raises(FleetError) as info:
+        parse_fleet(text)
+    assert str(info.value).startswith("invalid JSON at line 3, column 3: Expecting ',' delimiter")
