@@ -281,7 +281,9 @@ def _success(
     if "reset" in fired:
         broken, sent = "reset", math.ceil(len(deltas) * 2 / 3)
     elif "midstream_error" in fired:
-        broken, sent = "error", cut.randint(0, max(0, len(deltas) - 1))
+        # The error chunk comes after the role chunk and before any content: HTTP 200 is
+        # already sent, so only the stream says the call failed (gateway field case 6).
+        broken, sent = "error", 0
     content_sent = "".join(deltas[:sent])
     prompt_tokens = max(1, estimate_tokens(request.prompt_text))
     completion_tokens = estimate_tokens(content_sent if broken else reply.content)
