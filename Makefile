@@ -4,7 +4,7 @@ PY := .venv/bin/python
 PIP := .venv/bin/pip
 # Tests run on PostgreSQL and Redis on loopback, as on our machines and in CI.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/reverie_ops
-TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 DEMO_DATABASE_URL ?= sqlite:///$(CURDIR)/demo.sqlite3
 
 .PHONY: demo test lint services venv bench clean
@@ -26,14 +26,20 @@ demo: venv
 	DATABASE_URL=$(DEMO_DATABASE_URL) $(PY) manage.py demo
 
 test: venv services
+	@bash scripts/browser.sh
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -q $(PYTEST_ARGS)
 
 lint: venv
 	$(PY) -m ruff check .
 	$(PY) -m mypy canary routing reverie_ops
 
-bench: venv
-	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) bench/round.py
+bench: venv services
+	$(PY) bench/round.py
+	$(PY) bench/judge_speed.py
+	$(PY) bench/verdicts.py
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) bench/round_scale.py
+	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) bench/ignore_api.py
+	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) bench/dashboards.py
 
 clean:
 	rm -rf .venv demo.sqlite3 staticfiles

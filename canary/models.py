@@ -77,11 +77,23 @@ class Round(models.Model):
 
     class Status(models.TextChoices):
         RUNNING = "running", "running"
+        FINALIZING = "finalizing", "finalizing"
         COMPLETED = "completed", "completed"
         FAILED = "failed", "failed"
+        SKIPPED = "skipped", "skipped (daily spend cap)"
+
+    class Triggers(models.TextChoices):
+        SCHEDULE = "schedule", "schedule"
+        MANUAL = "manual", "manual"
 
     model_id = models.CharField(max_length=200)
     language = models.CharField(max_length=8)
+    # Scheduled rounds claim their 30-minute slot: one per model per slot (unique below).
+    # Manual rounds (operators re-running a language by hand) have no slot.
+    slot = models.DateTimeField(null=True, blank=True)
+    trigger = models.CharField(max_length=16, choices=Triggers.choices, default=Triggers.MANUAL)
+    expected_probes = models.PositiveIntegerField(default=0)
+    deadline_at = models.DateTimeField(null=True, blank=True, help_text="finalise by then, whatever reported")
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
@@ -97,6 +109,13 @@ class Round(models.Model):
     class Meta:
         ordering = ["-started_at"]
         indexes = [models.Index(fields=["model_id", "-started_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["model_id", "slot"],
+                condition=models.Q(trigger="schedule"),
+                name="round_one_per_model_slot",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"round {self.pk} {self.model_id} {self.started_at:%Y-%m-%d %H:%M} {self.language}"
@@ -264,6 +283,7 @@ class Decision(models.Model):
     objects = ImmutableQuerySet.as_manager()
 
     class Meta:
+        permissions = [("mark_false_positive", "Can mark a suspension decision a false positive")]
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["model_id", "-created_at"])]
 

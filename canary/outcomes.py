@@ -23,19 +23,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from canary import judges
-from canary.probes import (
-    ALL_KINDS,
-    CORRUPTION,
-    LANGUAGE,
-    LEADING_GARBAGE,
-    REFUSAL,
-    STRUCTURED,
-    TTFT,
-    ProbeOutcome,
-)
-from canary.verdicts import Judgement, Reply, Verdict, worst
+from canary.probes import ALL_KINDS, CORRUPTION, LEADING_GARBAGE, STRUCTURED, ProbeOutcome
+from canary.verdicts import Judgement, Verdict, worst
 
-TEXT_KINDS = (TTFT, REFUSAL, LANGUAGE)
 ROUND_PROMPT = "round"
 
 
@@ -61,34 +51,24 @@ class RoundJudgement:
     weak_probes: dict[str, str]
 
 
-def text_replies(outcomes: Sequence[ProbeOutcome]) -> list[Reply]:
-    """The replies with text from the probes whose replies are free text (all samples)."""
-    return [
-        o.reply
-        for o in outcomes
-        if o.kind in TEXT_KINDS and o.reply is not None and (o.reply.content or "").strip()
-    ]
-
-
 def round_checks(outcomes: Sequence[ProbeOutcome]) -> dict[str, Judgement]:
-    """Judge the soft leading-garbage signal across every reply of the round (the JSON of
-    the structured probe included: junk glued before a ``{`` is the same host defect)
-    and hard corruption across the free-text replies."""
-    replies = text_replies(outcomes)
-    openers = [
-        o.reply.content
-        for o in outcomes
-        if o.kind in (*TEXT_KINDS, STRUCTURED) and o.reply is not None and (o.reply.content or "").strip()
-    ]
+    """Judge the soft leading-garbage signal across every reply of the endpoint in the
+    round (the structured probe's JSON included: junk glued before a ``{`` is the same
+    host defect) and hard corruption across its free-text replies.
+
+    Reads the per-reply inputs each probe stored in ``extra`` (``leading_signature``,
+    ``corruption``; see ``canary.probes.round_inputs``), so a round can be finalised
+    from stored rows by another process.
+    """
+    with_text = [o for o in outcomes if "leading_signature" in o.extra]
+    corruption_inputs = [o.extra["corruption"] for o in outcomes if isinstance(o.extra.get("corruption"), Judgement)]
     nothing = Judgement(Verdict.INCONCLUSIVE, "no_text", "no text reply to judge this round", {})
     leading = (
-        judges.judge_leading_garbage([judges.leading_signature(text) for text in openers])
-        if openers
+        judges.judge_leading_garbage([o.extra["leading_signature"] for o in with_text])
+        if with_text
         else replace(nothing, check=LEADING_GARBAGE)
     )
-    corruption = (
-        worst([judges.judge_corruption(r) for r in replies]) if replies else replace(nothing, check=CORRUPTION)
-    )
+    corruption = worst(corruption_inputs) if corruption_inputs else replace(nothing, check=CORRUPTION)
     return {LEADING_GARBAGE: leading, CORRUPTION: corruption}
 
 

@@ -160,7 +160,22 @@ def _judged(kind: str, sample: int, language: str, prompt: Prompt, call: Any, ju
         )
         return ProbeOutcome(kind, sample, language, prompt.prompt_id, slow, call=call, reply=call.reply)
     reply: Reply = call.reply
-    return ProbeOutcome(kind, sample, language, prompt.prompt_id, judge(reply), call=call, reply=reply)
+    outcome = ProbeOutcome(kind, sample, language, prompt.prompt_id, judge(reply), call=call, reply=reply)
+    outcome.extra.update(round_inputs(kind, reply))
+    return outcome
+
+
+def round_inputs(kind: str, reply: Reply) -> dict[str, Any]:
+    """What the round-level checks need from one reply, computed while the full text is
+    at hand (only an excerpt is stored): its leading-garbage signature (every reply with
+    text) and its hard-corruption judgement (free-text replies only)."""
+    text = reply.content or ""
+    if not text.strip():
+        return {}
+    inputs: dict[str, Any] = {"leading_signature": judges.leading_signature(text)}
+    if kind in (TTFT, REFUSAL, LANGUAGE):
+        inputs["corruption"] = judges.judge_corruption(reply)
+    return inputs
 
 
 def probe_ttft(client: ChatClient, model_id: str, ep: EndpointFacts, language: str, s: ProbeSettings) -> list[ProbeOutcome]:

@@ -297,3 +297,23 @@ def exclusion_remove(exclusion: Exclusion, *, actor: str, reason: str, now: date
             evidence={"exclusion": exclusion.pk, "layer": exclusion.layer, "target": exclusion.target},
             created_at=now,
         )
+
+
+def exclusion_promote(exclusion: Exclusion, *, actor: str, reason: str, now: datetime, evidence_url: str = "") -> Exclusion:
+    """Promote an incident exclusion to a reviewed one (measured, must not come back by
+    accident): the incident row is closed and a reviewed row takes its place, both
+    audited. Raises QuarantineError for a blank reason or a row that is not an active
+    incident exclusion."""
+    if exclusion.layer != Exclusion.Layers.INCIDENT or not exclusion.active:
+        raise QuarantineError("only an active incident exclusion can be promoted")
+    if not reason.strip():
+        raise QuarantineError("promoting an exclusion needs a reason")
+    # The reviewed row is added before the incident row goes, in one transaction: the
+    # target never leaves the ignore list between the two steps.
+    with transaction.atomic():
+        reviewed = exclusion_add(
+            exclusion.model_id, Exclusion.Layers.REVIEWED, exclusion.target, actor=actor, reason=reason, now=now,
+            evidence_url=evidence_url or exclusion.evidence_url,
+        )
+        exclusion_remove(exclusion, actor=actor, reason=f"promoted to reviewed exclusion #{reviewed.pk}", now=now)
+    return reviewed

@@ -9,19 +9,23 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import Sum
+from django.utils import timezone
 
 from canary import probes as probe_mod
 from canary.languages import validate_language
 from canary.models import Endpoint, EndpointRound, ProbeResult, Provider, Round
 from canary.outcomes import RoundJudgement, round_judge
 from canary.probes import EndpointFacts, ProbeOutcome, ProbeSettings
-from canary.verdicts import Judgement
+from canary.ratelimit import provider_limiter
+from canary.verdicts import Judgement, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -107,10 +111,23 @@ def _language_repeats(model_id: str) -> dict[int, str]:
     return repeats
 
 
-def _excerpt(outcome: ProbeOutcome) -> str:
-    if outcome.reply is None or outcome.reply.content is None:
-        return ""
-    return outcome.reply.content[:EXCERPT_CHARS]
+def _jsonable(value: Any) -> Any:
+    """Evidence must survive a JSON column: judgements and odd values become plain data."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Judgement):
+        return {"verdict": value.verdict.value, "check": value.check, "reason": value.reason, "evidence": _jsonable(value.evidence)}
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def _judgement_from(data: Any) -> Judgement | None:
+    if not isinstance(data, dict) or "verdict" not in data:
+        return None
+    return Judgement(Verdict(data["verdict"]), data.get("check", ""), data.get("reason", ""), data.get("evidence") or {})
 
 
 def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> ProbeResult:
@@ -118,9 +135,8 @@ def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> Pro
     usage = (getattr(call, "usage", None) or {}) if call is not None else {}
     cost = usage.get("cost")
     j = o.judgement
-    evidence = dict(j.evidence)
     raw = o.extra.get("raw_judgement")
-    raw_verdict = raw.verdict.value if isinstance(raw, Judgement) else j.verdict.value
+    round_data = {k: o.extra[k] for k in ("leading_signature", "corruption", "anomaly") if k in o.extra}
     return ProbeResult(
         round=rnd,
         endpoint=ep,
@@ -129,36 +145,240 @@ def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> Pro
         language=o.language,
         prompt_id=o.prompt_id,
         verdict=j.verdict.value,
-        raw_verdict=raw_verdict,
+        raw_verdict=raw.verdict.value if isinstance(raw, Judgement) else j.verdict.value,
         check_name=j.check,
         reason=j.reason,
-        evidence=_jsonable(evidence),
-        ttft_ms=getattr(call, "ttft_ms", None) if call is not None else None,
-        total_ms=getattr(call, "total_ms", None) if call is not None else None,
+        evidence=_jsonable({**j.evidence, "_round": round_data}),
+        ttft_ms=getattr(call, "ttft_ms", None),
+        total_ms=getattr(call, "total_ms", None),
         finish_reason=(o.reply.finish_reason or "") if o.reply is not None else "",
-        http_status=getattr(call, "http_status", None) if call is not None else None,
-        transport_kind=(getattr(call, "transport_kind", None) or "") if call is not None else "",
-        serving_provider=(getattr(call, "serving_provider", None) or "") if call is not None else "",
-        generation_id=(getattr(call, "generation_id", None) or "") if call is not None else "",
-        reply_excerpt=_excerpt(o),
+        http_status=getattr(call, "http_status", None),
+        transport_kind=getattr(call, "transport_kind", None) or "",
+        serving_provider=getattr(call, "serving_provider", None) or "",
+        generation_id=getattr(call, "generation_id", None) or "",
+        reply_excerpt=(o.reply.content or "")[:EXCERPT_CHARS] if o.reply is not None else "",
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
-        cost_usd=Decimal(str(cost)) if isinstance(cost, int | float | str) and str(cost) else Decimal(0),
+        cost_usd=Decimal(str(cost)) if isinstance(cost, int | float) and not isinstance(cost, bool) else Decimal(0),
         created_at=now,
     )
 
 
-def _jsonable(value: Any) -> Any:
-    """Evidence must survive a JSON column: judgements and odd values become plain data."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, Judgement):
-        return {"verdict": value.verdict.value, "check": value.check, "reason": value.reason}
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
+def _outcome_from(row: ProbeResult) -> ProbeOutcome:
+    """Rebuild what the round-level judge needs from a stored result."""
+    evidence = dict(row.evidence or {})
+    round_data = evidence.pop("_round", {}) or {}
+    extra: dict[str, Any] = {}
+    if "leading_signature" in round_data:
+        extra["leading_signature"] = round_data["leading_signature"]
+    corruption = _judgement_from(round_data.get("corruption"))
+    if corruption is not None:
+        extra["corruption"] = corruption
+    if round_data.get("anomaly"):
+        extra["anomaly"] = True
+    judgement = Judgement(Verdict(row.verdict), row.check_name, row.reason, evidence)
+    return ProbeOutcome(row.kind, row.sample, row.language, row.prompt_id, judgement, extra=extra)
+
+
+class DuplicateRound(Exception):
+    """A scheduled round for this model and slot exists already: nothing was done."""
+
+    def __init__(self, existing: Round) -> None:
+        super().__init__(f"round {existing.pk} already holds the {existing.slot:%Y-%m-%d %H:%M} slot of {existing.model_id}: nothing done")
+        self.existing = existing
+
+
+class SpendCapReached(Exception):
+    """The model's daily spend cap is reached: no new scheduled round today."""
+
+
+def round_slot(now: datetime) -> datetime:
+    """The 30-minute slot ``now`` falls in (its start, UTC)."""
+    epoch = int(now.timestamp()) // ROUND_SLOT_S * ROUND_SLOT_S
+    return datetime.fromtimestamp(epoch, tz=UTC)
+
+
+def spend_today_usd(model_id: str, now: datetime) -> Decimal:
+    """USD spent on ``model_id``'s rounds in the 24 hours before ``now``."""
+    total = Round.objects.filter(model_id=model_id, started_at__gt=now - timedelta(days=1), started_at__lte=now).aggregate(
+        total=Sum("cost_usd")
+    )["total"]
+    return total or Decimal(0)
+
+
+@dataclass(frozen=True)
+class ProbeJob:
+    """One probe to run: ids only, so it can travel in a Celery message."""
+
+    round_id: int
+    endpoint_id: int
+    kind: str
+    language: str
+
+
+def round_open(
+    model_id: str,
+    *,
+    now: datetime,
+    language: str | None = None,
+    mode: str | None = None,
+    trigger: str = Round.Triggers.MANUAL,
+    client: Any = None,
+    budget_s: float | None = None,
+) -> tuple[Round, list[ProbeJob]]:
+    """Start a round: validate, claim the slot (scheduled rounds), discover, plan probes.
+
+    Returns the running ``Round`` and its probe jobs. Raises ValueError for bad
+    arguments, ``DuplicateRound`` when a scheduled round already holds the slot,
+    ``SpendCapReached`` when a scheduled round would exceed the daily spend cap (a
+    notification says so), ``RoundError`` when discovery fails (stored as a failed round).
+    """
+    from canary.quarantine import model_config_get
+
+    if language is not None:
+        language = validate_language(language)
+    if mode is not None and mode not in ("observe", "enforce"):
+        raise ValueError(f"unknown mode {mode!r}; expected observe or enforce")
+    languages = [validate_language(code) for code in settings.CANARY_LANGUAGES]
+    lang = language or round_language(now, languages)
+    slot = round_slot(now) if trigger == Round.Triggers.SCHEDULE else None
+    if trigger == Round.Triggers.SCHEDULE:
+        spent = spend_today_usd(model_id, now)
+        cap = Decimal(str(settings.CANARY_DAILY_SPEND_CAP_USD))
+        if cap > 0 and spent >= cap:
+            from canary.services_notify import notification_create
+
+            notification_create(
+                "spend_cap", f"daily spend cap reached for {model_id}",
+                f"${spent} spent in the last 24 h (cap ${cap}): no new rounds until it drops", model_id=model_id,
+            )
+            raise SpendCapReached(f"{model_id}: ${spent} spent in 24 h, cap ${cap}")
+    budget = budget_s if budget_s is not None else settings.CANARY_ROUND_BUDGET_S
+    try:
+        with transaction.atomic():
+            rnd = Round.objects.create(
+                model_id=model_id, language=lang, started_at=now, slot=slot, trigger=trigger,
+                mode=mode or model_config_get(model_id).mode,
+                deadline_at=timezone.now() + timedelta(seconds=budget),
+            )
+    except IntegrityError:
+        existing = Round.objects.get(model_id=model_id, slot=slot, trigger=Round.Triggers.SCHEDULE)
+        raise DuplicateRound(existing) from None
+    client = client or openrouter_client()
+    try:
+        infos = client.list_endpoints(model_id)
+    except Exception as exc:
+        rnd.status = Round.Status.FAILED
+        rnd.error = f"discovery failed: {exc}"
+        rnd.finished_at = timezone.now()
+        rnd.save()
+        _discovery_failed(rnd, str(exc), now)
+        raise RoundError(f"discovery of {model_id} failed: {exc}") from exc
+    endpoints = endpoints_sync(model_id, infos, now)
+    repeats = {} if language else _language_repeats(model_id)
+    jobs = [
+        ProbeJob(rnd.pk, ep.pk, kind, repeats.get(ep.pk, lang))
+        for ep in endpoints
+        for kind in probe_mod.PROBE_KINDS
+    ]
+    rnd.expected_probes = len(jobs)
+    rnd.save(update_fields=["expected_probes"])
+    return rnd, jobs
+
+
+def endpoint_facts(ep: Endpoint) -> EndpointFacts:
+    """What a probe needs to know of an endpoint row."""
+    return EndpointFacts(ep.tag, ep.provider_name, ep.supports_structured_outputs)
+
+
+def probe_execute(job: ProbeJob, ep: Endpoint, client: Any = None) -> list[ProbeOutcome]:
+    """Run one probe job without touching the database: wait for the provider's rate
+    limit, pin the endpoint, judge."""
+    provider_limiter().acquire(ep.provider.slug)
+    return probe_mod.probe_run(job.kind, client or openrouter_client(), ep.model_id, endpoint_facts(ep), job.language, probe_settings())
+
+
+def probe_record(job: ProbeJob, outcomes: Sequence[ProbeOutcome], now: datetime) -> int:
+    """Store a probe's results; a redelivered probe never creates a second result (the
+    unique constraint on round, endpoint, kind, sample; conflicts are ignored).
+    Returns how many rows were new."""
+    rnd = Round.objects.get(pk=job.round_id)
+    ep = Endpoint.objects.get(pk=job.endpoint_id)
+    rows = [_result_row(rnd, ep, o, now) for o in outcomes]
+    before = ProbeResult.objects.filter(round=rnd, endpoint=ep, kind=job.kind).count()
+    ProbeResult.objects.bulk_create(rows, ignore_conflicts=True)
+    return ProbeResult.objects.filter(round=rnd, endpoint=ep, kind=job.kind).count() - before
+
+
+def probe_reported(job: ProbeJob) -> bool:
+    """Has this probe already stored its result (e.g. before a redelivery)?"""
+    return ProbeResult.objects.filter(round_id=job.round_id, endpoint_id=job.endpoint_id, kind=job.kind, sample=0).exists()
+
+
+def round_probes_done(round_id: int) -> bool:
+    """Have all planned probes of the round reported?"""
+    rnd = Round.objects.get(pk=round_id)
+    done = ProbeResult.objects.filter(round=rnd, sample=0, kind__in=probe_mod.PROBE_KINDS).count()
+    return done >= rnd.expected_probes
+
+
+def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Round | None:
+    """Judge a round from its stored results and apply the suspension policy, once.
+
+    Claimed with a conditional UPDATE (running -> finalizing): of several finalisers
+    (the last probe, the budget timer, the next trigger) exactly one proceeds; the others
+    get None. A probe that never reported is stored as a ``transport_error`` for its
+    endpoint, so a lost worker freezes a streak and never advances it.
+    """
+    if Round.objects.filter(pk=round_id, status=Round.Status.RUNNING).update(status=Round.Status.FINALIZING) != 1:
+        return None
+    rnd = Round.objects.get(pk=round_id)
+    now = rnd.started_at
+    endpoints = list(Endpoint.objects.filter(model_id=rnd.model_id, active=True))
+    reported = set(
+        ProbeResult.objects.filter(round=rnd, sample=0).values_list("endpoint_id", "kind")
+    )
+    missing = [
+        ProbeResult(
+            round=rnd, endpoint=ep, kind=kind, sample=0, language=rnd.language, verdict=Verdict.TRANSPORT_ERROR.value,
+            raw_verdict=Verdict.TRANSPORT_ERROR.value, check_name="probe_lost", transport_kind="lost",
+            reason="the probe never reported before the round's time budget ran out (lost worker?)",
+            evidence={}, created_at=timezone.now(),
+        )
+        for ep in endpoints
+        for kind in probe_mod.PROBE_KINDS
+        if (ep.pk, kind) not in reported
+    ]
+    ProbeResult.objects.bulk_create(missing, ignore_conflicts=True)
+    rows = ProbeResult.objects.filter(round=rnd).select_related("endpoint").exclude(kind__in=probe_mod.ROUND_CHECKS)
+    by_endpoint: dict[str, list[ProbeOutcome]] = defaultdict(list)
+    ep_by_tag: dict[str, Endpoint] = {}
+    for row in rows:
+        by_endpoint[row.endpoint.tag].append(_outcome_from(row))
+        ep_by_tag[row.endpoint.tag] = row.endpoint
+    controls = {ep.tag: list(ep.positive_control_kinds or []) for ep in ep_by_tag.values() if ep.positive_control_kinds}
+    judged = round_judge(
+        by_endpoint,
+        controls,
+        fleet_fail_share=settings.CANARY_FLEET_FAIL_SHARE,
+        fleet_min_endpoints=settings.CANARY_FLEET_MIN_ENDPOINTS,
+    )
+    _store_judgement(rnd, ep_by_tag, by_endpoint, judged, finished_at or timezone.now())
+    from canary.quarantine import suspension_apply
+
+    suspension_apply(rnd, now, rnd.mode)
+    rnd.refresh_from_db()
+    return rnd
+
+
+def round_close_stuck(model_id: str, now_wall: datetime) -> list[int]:
+    """Finalise the model's rounds still running past their time budget (called by the
+    next trigger); returns their ids."""
+    closed = []
+    for rnd in Round.objects.filter(model_id=model_id, status=Round.Status.RUNNING, deadline_at__lt=now_wall):
+        if round_finalize(rnd.pk) is not None:
+            closed.append(rnd.pk)
+    return closed
 
 
 def round_run(
@@ -169,79 +389,28 @@ def round_run(
     mode: str | None = None,
     client: Any = None,
 ) -> Round:
-    """Run one canary round of ``model_id`` and return the stored ``Round``.
+    """Run one canary round of ``model_id`` in this process and return the stored ``Round``.
 
     Discovery, then every probe of every endpoint concurrently (bounded by
     ``CANARY_CONCURRENCY``), each result saved as it completes (a crash mid-round keeps
-    what finished), then round-level judging and the outcomes. ``now`` is the round's
-    time (replayable schedules); ``finished_at`` is ``now`` plus the elapsed wall time.
-    Raises ``RoundError`` when discovery fails or arguments are bad; the
-    failed round is stored with its error.
+    what finished), then round-level judging, outcomes and the suspension policy. ``now``
+    is the round's time (replayable schedules); ``finished_at`` is ``now`` plus the
+    elapsed wall time. Raises ``RoundError`` when discovery fails (the failed round is
+    stored with its error) and ValueError for a bad language or mode.
     """
-    if language is not None:
-        language = validate_language(language)
-    languages = [validate_language(code) for code in settings.CANARY_LANGUAGES]
-    lang = language or round_language(now, languages)
-    client = client or openrouter_client()
     started = time.monotonic()
-    from canary.quarantine import model_config_get, suspension_apply
-
-    if mode is not None and mode not in ("observe", "enforce"):
-        raise ValueError(f"unknown mode {mode!r}; expected observe or enforce")
-    rnd = Round.objects.create(
-        model_id=model_id, language=lang, started_at=now, mode=mode or model_config_get(model_id).mode
-    )
-    try:
-        infos = client.list_endpoints(model_id)
-    except Exception as exc:
-        rnd.status = Round.Status.FAILED
-        rnd.error = f"discovery failed: {exc}"
-        rnd.finished_at = now + timedelta(seconds=time.monotonic() - started)
-        rnd.save()
-        _discovery_failed(rnd, str(exc), now)
-        raise RoundError(f"discovery of {model_id} failed: {exc}") from exc
-    endpoints = endpoints_sync(model_id, infos, now)
-    repeats = {} if language else _language_repeats(model_id)
-    s = probe_settings()
-    jobs: list[tuple[Endpoint, str, str]] = []
-    for ep in endpoints:
-        ep_lang = repeats.get(ep.pk, lang)
-        for kind in probe_mod.PROBE_KINDS:
-            jobs.append((ep, kind, ep_lang))
-    by_endpoint: dict[str, list[ProbeOutcome]] = defaultdict(list)
-    ep_by_tag = {ep.tag: ep for ep in endpoints}
+    client = client or openrouter_client()
+    rnd, jobs = round_open(model_id, now=now, language=language, mode=mode, client=client)
+    # Rows are read here, in the calling thread: pool threads never touch the database.
+    endpoints = {ep.pk: ep for ep in Endpoint.objects.filter(pk__in={j.endpoint_id for j in jobs}).select_related("provider")}
     with ThreadPoolExecutor(max_workers=max(1, settings.CANARY_CONCURRENCY)) as pool:
-        futures = {
-            pool.submit(
-                probe_mod.probe_run,
-                kind,
-                client,
-                model_id,
-                EndpointFacts(ep.tag, ep.provider_name, ep.supports_structured_outputs),
-                ep_lang,
-                s,
-            ): ep
-            for ep, kind, ep_lang in jobs
-        }
+        futures = {pool.submit(probe_execute, job, endpoints[job.endpoint_id], client): job for job in jobs}
         # Results are written from this thread only: one DB connection, no cross-thread
         # transactions, and each row is committed as soon as its probe finishes.
         for fut in as_completed(futures):
-            ep = futures[fut]
-            outcomes = fut.result()
-            by_endpoint[ep.tag].extend(outcomes)
-            ProbeResult.objects.bulk_create([_result_row(rnd, ep, o, now) for o in outcomes])
-    controls = {ep.tag: list(ep.positive_control_kinds or []) for ep in endpoints if ep.positive_control_kinds}
-    judged = round_judge(
-        by_endpoint,
-        controls,
-        fleet_fail_share=settings.CANARY_FLEET_FAIL_SHARE,
-        fleet_min_endpoints=settings.CANARY_FLEET_MIN_ENDPOINTS,
-    )
-    finished = now + timedelta(seconds=time.monotonic() - started)
-    _store_judgement(rnd, ep_by_tag, by_endpoint, judged, finished)
-    suspension_apply(rnd, now, mode)
-    rnd.refresh_from_db()
-    return rnd
+            probe_record(futures[fut], fut.result(), now)
+    finalized = round_finalize(rnd.pk, finished_at=now + timedelta(seconds=time.monotonic() - started))
+    return finalized or Round.objects.get(pk=rnd.pk)
 
 
 def _discovery_failed(rnd: Round, error: str, now: datetime) -> None:
@@ -260,7 +429,7 @@ def _store_judgement(
     ep_by_tag: dict[str, Endpoint],
     by_endpoint: dict[str, list[ProbeOutcome]],
     judged: RoundJudgement,
-    now: datetime,
+    finished_at: datetime,
 ) -> None:
     with transaction.atomic():
         for tag, ev in judged.endpoints.items():
@@ -269,8 +438,12 @@ def _store_judgement(
                 j = ev.final.get(kind)
                 if j is None:
                     continue
-                evidence = _jsonable({**j.evidence, "fleet_rate": ev.fleet_rates.get(kind)})
-                ProbeResult.objects.filter(round=rnd, endpoint=ep, kind=kind, sample=0).update(
+                row = ProbeResult.objects.filter(round=rnd, endpoint=ep, kind=kind, sample=0).first()
+                if row is None:
+                    continue
+                round_data = (row.evidence or {}).get("_round", {})
+                evidence = _jsonable({**j.evidence, "fleet_rate": ev.fleet_rates.get(kind), "_round": round_data})
+                ProbeResult.objects.filter(pk=row.pk).update(
                     verdict=j.verdict.value, check_name=j.check, reason=j.reason, evidence=evidence
                 )
             for kind in probe_mod.ROUND_CHECKS:
@@ -288,26 +461,30 @@ def _store_judgement(
                         "check_name": j.check,
                         "reason": j.reason,
                         "evidence": _jsonable({**j.evidence, "fleet_rate": ev.fleet_rates.get(kind)}),
-                        "created_at": now,
+                        "created_at": finished_at,
                     },
                 )
             language_outcome = next((o for o in by_endpoint[tag] if o.kind == probe_mod.LANGUAGE and o.sample == 0), None)
             evidence = dict(ev.evidence)
             if language_outcome is not None and language_outcome.extra.get("anomaly"):
                 evidence["language_anomaly"] = language_outcome.language
-            EndpointRound.objects.create(
+            EndpointRound.objects.update_or_create(
                 round=rnd,
                 endpoint=ep,
-                outcome=ev.outcome,
-                severity=ev.severity,
-                evidence=_jsonable(evidence),
-                created_at=now,
+                defaults={
+                    "outcome": ev.outcome,
+                    "severity": ev.severity,
+                    "evidence": _jsonable(evidence),
+                    "created_at": finished_at,
+                },
             )
-        totals = ProbeResult.objects.filter(round=rnd)
-        rnd.prompt_tokens = sum(r.prompt_tokens for r in totals)
-        rnd.completion_tokens = sum(r.completion_tokens for r in totals)
-        rnd.cost_usd = sum((r.cost_usd for r in totals), Decimal(0))
+        totals = ProbeResult.objects.filter(round=rnd).aggregate(
+            prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"), cost=Sum("cost_usd")
+        )
+        rnd.prompt_tokens = totals["prompt"] or 0
+        rnd.completion_tokens = totals["completion"] or 0
+        rnd.cost_usd = totals["cost"] or Decimal(0)
         rnd.weak_probes = judged.weak_probes
         rnd.status = Round.Status.COMPLETED
-        rnd.finished_at = now
+        rnd.finished_at = finished_at
         rnd.save()

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from canary.models import ServiceToken
 
-TOKEN_PREFIX = "rvo_"
+TOKEN_PREFIX = "rvo_"  # noqa: S105 - a public prefix, not a secret
 # Verified tokens are remembered this long (s) per process so the ignore-list endpoint does
 # not pay a database round trip per request; a revocation takes at most this long to bite.
 VERIFY_CACHE_S = 5.0

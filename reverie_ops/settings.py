@@ -13,6 +13,8 @@ from pathlib import Path
 import django_stubs_ext
 import environ
 
+from reverie_ops.schedule import canary_beat_schedule
+
 # Lets admin and model classes be subscripted for typing (ModelAdmin[Endpoint]) at run time.
 django_stubs_ext.monkeypatch()
 
@@ -144,3 +146,23 @@ NOTIFY_APPRISE_URLS = env.list("NOTIFY_APPRISE_URLS", default=[])
 NOTIFY_MAX_RETRIES = env.int("NOTIFY_MAX_RETRIES", default=5)
 # The ignore-list API: clients may cache an answer this long (s).
 ROUTING_IGNORE_MAX_AGE_S = env.int("ROUTING_IGNORE_MAX_AGE_S", default=30)
+
+# --- Scheduled rounds (issue "Scheduled, distributed canary rounds") ------------------
+# A round's time budget (s): after it, the finalizer judges whatever reported and marks
+# the probes that never did as transport errors.
+CANARY_ROUND_BUDGET_S = env.float("CANARY_ROUND_BUDGET_S", default=180.0)
+# Daily spend cap per model (USD over the last 24 h); 0 disables it.
+CANARY_DAILY_SPEND_CAP_USD = env.float("CANARY_DAILY_SPEND_CAP_USD", default=5.0)
+# Probe requests per provider per second, across all workers.
+CANARY_PROVIDER_RPS = env.int("CANARY_PROVIDER_RPS", default=8)
+CANARY_RATE_LIMIT_REDIS = env.bool("CANARY_RATE_LIMIT_REDIS", default=False)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # An unacknowledged probe of a dead worker is redelivered after this long (s).
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT_S", default=300),
+    # How often (s) and every how many checks workers look for such messages (kombu).
+    "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL_S", default=10),
+    "unacked_restore_throttle": env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=10),
+}
+CELERY_TASK_ROUTES = {"canary.tasks.*": {"queue": "canary"}}
+CELERY_TASK_DEFAULT_QUEUE = "canary"
+CELERY_BEAT_SCHEDULE = canary_beat_schedule(CANARY_MODELS)

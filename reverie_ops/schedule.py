@@ -1,0 +1,31 @@
+"""The beat schedule in code: one canary round per watched model every 30 minutes.
+
+django-celery-beat's DatabaseScheduler copies these entries into PeriodicTask rows at
+start-up without touching their ``enabled`` flag, so an admin can pause one model's
+rounds in the admin and the pause survives restarts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from celery.schedules import crontab
+
+ROUND_EXPIRES_S = 25 * 60
+
+
+def canary_beat_schedule(models: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """``CELERY_BEAT_SCHEDULE`` entries ``canary-round:<model>`` for each model id."""
+    return {
+        f"canary-round:{model_id}": {
+            "task": "canary.tasks.round_start_task",
+            # On the slot boundaries the rounds are keyed by.
+            "schedule": crontab(minute="0,30"),
+            "args": [model_id],
+            # A tick that waited too long is dropped: the next slot runs a fresh round.
+            # (``expires`` for Celery's own scheduler, ``expire_seconds`` for the database one.)
+            "options": {"expires": ROUND_EXPIRES_S, "expire_seconds": ROUND_EXPIRES_S},
+        }
+        for model_id in models
+    }
