@@ -288,13 +288,13 @@ class Decision(models.Model):
         indexes = [models.Index(fields=["model_id", "-created_at"])]
 
     def __str__(self) -> str:
-        target = self.endpoint.tag if self.endpoint_id else self.model_id
+        target = self.endpoint.tag if self.endpoint is not None else self.model_id
         return f"{self.action} {target} by {self.actor}"
 
     def save(self, *args: object, **kwargs: object) -> None:
         if self.pk is not None:
             raise PermissionError("decisions are audit rows and are never changed")
-        super().save(*args, **kwargs)  # type: ignore[arg-type]
+        super().save(*args, **kwargs)
 
     def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
         raise PermissionError("decisions are audit rows and are never deleted")

@@ -217,8 +217,9 @@ def probe_structured(client: ChatClient, model_id: str, ep: EndpointFacts, langu
                 ),
             )
         ]
-    # Non-streamed on purpose: it exercises the whitespace-padded JSON bodies of the real wire.
-    call = _call(client, model_id, ep, prompt, s, stream=False, structured=True)
+    # Streamed like the other probes, so one TTFT limit bounds every probe: a silent host
+    # costs the round that limit, not the whole-call timeout.
+    call = _call(client, model_id, ep, prompt, s, stream=True, structured=True)
     return [_judged(STRUCTURED, 0, language, prompt, call, lambda r: judges.judge_structured(r, STATE_SCHEMA))]
 
 

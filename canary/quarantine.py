@@ -31,6 +31,13 @@ from canary.services_notify import notification_create
 NOTIFY_ACTIONS = {"suspended", "would_suspend", "floor_blocked", "restored"}
 
 
+def _list_changed() -> None:
+    """Clear this process's cached ignore lists once the change is committed."""
+    from canary.api import ignore_cache_clear
+
+    transaction.on_commit(ignore_cache_clear)
+
+
 class QuarantineError(ValueError):
     """A manual action was refused; the message says why."""
 
@@ -164,6 +171,7 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
             notification_create("weak_probe", f"weak probe {kind} in round {rnd.pk}", why, model_id=rnd.model_id, decision=audit)
         rnd.mode = effective
         rnd.save(update_fields=["mode"])
+        _list_changed()
     return decisions
 
 
@@ -211,6 +219,7 @@ def suspension_lift(endpoint: Endpoint, *, actor: str, reason: str, now: datetim
             evidence={"was_suspended_until": was_until.isoformat()}, created_at=now,
         )
         notification_create("lift", f"lifted: {endpoint.tag} by {actor}", reason, model_id=endpoint.model_id, decision=audit)
+        _list_changed()
     return audit
 
 
@@ -279,6 +288,7 @@ def exclusion_add(
                       "expires_at": expires_at.isoformat() if expires_at else None},
             created_at=now,
         )
+        _list_changed()
     return row
 
 
@@ -297,6 +307,7 @@ def exclusion_remove(exclusion: Exclusion, *, actor: str, reason: str, now: date
             evidence={"exclusion": exclusion.pk, "layer": exclusion.layer, "target": exclusion.target},
             created_at=now,
         )
+        _list_changed()
 
 
 def exclusion_promote(exclusion: Exclusion, *, actor: str, reason: str, now: datetime, evidence_url: str = "") -> Exclusion:

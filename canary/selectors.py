@@ -31,9 +31,10 @@ def round_report(rnd: Round) -> dict[str, Any]:
         er = ers.get(tag)
         probes = []
         for kind in ALL_KINDS:
-            r = by_tag[tag].get(kind)
-            if r is None:
+            found = by_tag[tag].get(kind)
+            if found is None:
                 continue
+            r = found
             probes.append(
                 {
                     "kind": kind,

@@ -8,6 +8,7 @@ start-up rather than silently becoming a default.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import django_stubs_ext
@@ -90,6 +91,10 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Serve app static files (the vendored chart library) without collectstatic in the demo
+# and tests; production runs collectstatic (docker-compose web command).
+WHITENOISE_USE_FINDERS = True
+warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
 
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
@@ -146,6 +151,8 @@ NOTIFY_APPRISE_URLS = env.list("NOTIFY_APPRISE_URLS", default=[])
 NOTIFY_MAX_RETRIES = env.int("NOTIFY_MAX_RETRIES", default=5)
 # The ignore-list API: clients may cache an answer this long (s).
 ROUTING_IGNORE_MAX_AGE_S = env.int("ROUTING_IGNORE_MAX_AGE_S", default=30)
+# Per-process cache of the merged list (s); a change reaches every process within it.
+ROUTING_IGNORE_CACHE_S = env.float("ROUTING_IGNORE_CACHE_S", default=2.0)
 
 # --- Scheduled rounds (issue "Scheduled, distributed canary rounds") ------------------
 # A round's time budget (s): after it, the finalizer judges whatever reported and marks
@@ -154,7 +161,7 @@ CANARY_ROUND_BUDGET_S = env.float("CANARY_ROUND_BUDGET_S", default=180.0)
 # Daily spend cap per model (USD over the last 24 h); 0 disables it.
 CANARY_DAILY_SPEND_CAP_USD = env.float("CANARY_DAILY_SPEND_CAP_USD", default=5.0)
 # Probe requests per provider per second, across all workers.
-CANARY_PROVIDER_RPS = env.int("CANARY_PROVIDER_RPS", default=8)
+CANARY_PROVIDER_RPS = env.int("CANARY_PROVIDER_RPS", default=20)
 CANARY_RATE_LIMIT_REDIS = env.bool("CANARY_RATE_LIMIT_REDIS", default=False)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     # An unacknowledged probe of a dead worker is redelivered after this long (s).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -24,7 +24,7 @@ def parse_now(value: str | None) -> datetime:
     except ValueError as exc:
         raise CommandError(f"--now must be ISO 8601 (e.g. 2026-11-29T14:00:00Z), got {value!r}") from exc
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
     return parsed
 
 

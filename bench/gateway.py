@@ -1,0 +1,323 @@
+"""Bench: the gateway's added latency per request, ours vs LiteLLM's Router, one run.
+
+Issue "Reliable routing gateway", speed: against a simulator endpoint with no added
+latency, at 50 concurrent requests, measure (system - direct call) at the median and the
+p99, for our gateway (the in-process client ``chat_completion_create``: contract lookup,
+capability selection, the Redis circuit breaker, validation, events queued for the
+writer thread) and for LiteLLM's ``Router`` on the same simulator in the same run.
+Target: our added median <= 2 ms and <= half of LiteLLM's.
+
+Each system is compared with a direct call made from the same interpreter, with the same
+request (a streamed chat completion pinned to one endpoint, read to ``[DONE]``);
+direct and system phases alternate in rounds so that drift hits both.
+
+LiteLLM is not a project dependency: it runs in a throwaway virtualenv (``--litellm-venv``,
+default /tmp/litellm-venv), created on first use with
+``python3 -m venv /tmp/litellm-venv && /tmp/litellm-venv/bin/pip install litellm``.
+Pass ``--no-litellm`` to skip it.
+
+Run: ``.venv/bin/python bench/gateway.py`` (needs Redis on REDIS_URL; uses a throwaway
+SQLite file for contracts, routes and events).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+db_file = Path(tempfile.mkdtemp()) / "bench.sqlite3"
+os.environ["DATABASE_URL"] = f"sqlite:///{db_file}"
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reverie_ops.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+import httpx  # noqa: E402
+import redis  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+
+from canary.management.commands.demo import free_port, start_simulator  # noqa: E402
+
+MODEL = "acme/bench-1"
+TAG = "swift/fp8"
+FLEET = {
+    "seed": 1,
+    "models": [{
+        "id": MODEL,
+        "context_length": 131072,
+        "endpoints": [{
+            "provider": "Swift", "tag": TAG, "quantization": "fp8",
+            "supported_parameters": ["max_tokens", "temperature", "stream"],
+            "pricing": {"prompt": "0.0000001", "completion": "0.0000002"},
+            # No added latency: first token at once, tokens as fast as the loop writes.
+            "faults": {"ttft_ms": 0, "tokens_per_s": 1000000},
+        }],
+    }],
+}
+MESSAGES = [{"role": "user", "content": "Say hello to the traveller."}]
+MAX_TOKENS = 40
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def run_phase(call: Callable[[int], None], n: int, concurrency: int) -> list[float]:
+    """Run ``n`` calls on ``concurrency`` threads; per-call latencies in ms."""
+
+    def timed(i: int) -> float:
+        start = time.perf_counter()
+        call(i)
+        return (time.perf_counter() - start) * 1000.0
+
+    with ThreadPoolExecutor(concurrency) as pool:
+        return list(pool.map(timed, range(n)))
+
+
+def direct_caller(base_url: str) -> Callable[[int], None]:
+    """The same streamed, pinned request the gateway sends, straight to the simulator."""
+    client = httpx.Client(transport=httpx.HTTPTransport(retries=0, limits=httpx.Limits(max_connections=256, max_keepalive_connections=256)))
+    body = json.dumps({"model": MODEL, "messages": MESSAGES, "max_tokens": MAX_TOKENS, "stream": True,
+                       "provider": {"only": [TAG], "allow_fallbacks": False}}).encode()
+    url = base_url + "/chat/completions"
+
+    def call(_: int) -> None:
+        with client.stream("POST", url, content=body, headers={"Content-Type": "application/json"}) as response:
+            for line in response.iter_lines():
+                if line == "data: [DONE]":
+                    break
+        if response.status_code != 200:
+            raise RuntimeError(f"direct call failed: HTTP {response.status_code}")
+
+    return call
+
+
+def setup_routing() -> None:
+    """One route on the simulator's endpoint and one text contract, in the bench database."""
+    from routing.models import Route
+    from routing.services import contract_version_create
+
+    Route.objects.create(name="swift", model_id=MODEL, provider_tag=TAG, modalities=["text"], context_length=131072,
+                         price_prompt_usd="0.0000001", price_completion_usd="0.0000002")
+    contract_version_create({"name": "bench-chat", "workload": "text", "deadline_s": 10, "max_attempts": 2,
+                             "max_fallbacks": 1, "finish_reasons": ["stop", "length"]})
+
+
+def gateway_caller(create: bool = True) -> Callable[[int], None]:
+    """The in-process client, as a backend calls it (contract lookup included)."""
+    from routing.services import chat_completion_create, gateway_get
+
+    if create:
+        setup_routing()
+    gateway_get()  # build the client, Redis pool and event writer before timing
+
+    def call(i: int) -> None:
+        reply = chat_completion_create("bench-chat", 1, {"messages": MESSAGES, "max_tokens": MAX_TOKENS})
+        if not reply.ok:
+            raise RuntimeError(f"gateway call failed: {reply.body}")
+
+    return call
+
+
+def _worker(role: str, base_url: str, barrier: Any, out: Any, n: int, rounds: int, threads: int) -> None:
+    """One worker process (like one gunicorn worker): ``threads`` concurrent requests."""
+    from django.db import connections
+
+    connections.close_all()  # never share the parent's database connection after fork
+    direct = direct_caller(base_url)
+    system = gateway_caller(create=False) if role == "gateway" else direct
+    run_phase(direct, 100, threads)
+    run_phase(system, 100, threads)
+    direct_ms: list[float] = []
+    system_ms: list[float] = []
+    for _ in range(rounds):
+        barrier.wait()  # every worker is in the same phase at the same time
+        direct_ms += run_phase(direct, n, threads)
+        barrier.wait()
+        system_ms += run_phase(system, n, threads)
+    barrier.wait()
+    time.sleep(0.5)  # let the event writer drain before the process ends
+    out.put((direct_ms, system_ms))
+
+
+def measure(name: str, base_url: str, *, n: int, rounds: int, concurrency: int, workers: int) -> dict:
+    """``concurrency`` requests in flight in total, spread over ``workers`` processes."""
+    ctx = multiprocessing.get_context("fork")
+    barrier = ctx.Barrier(workers)
+    out = ctx.Queue()
+    threads = concurrency // workers
+    procs = [ctx.Process(target=_worker, args=("gateway", base_url, barrier, out, n // workers, rounds, threads))
+             for _ in range(workers)]
+    for proc in procs:
+        proc.start()
+    direct_ms: list[float] = []
+    system_ms: list[float] = []
+    for _ in procs:
+        d, sys_ms = out.get(timeout=1800)
+        direct_ms += d
+        system_ms += sys_ms
+    for proc in procs:
+        proc.join(timeout=30)
+    return summarise(name, direct_ms, system_ms)
+
+
+def summarise(name: str, direct_ms: list[float], system_ms: list[float]) -> dict:
+    return {
+        "name": name,
+        "requests": len(system_ms),
+        "direct_median_ms": statistics.median(direct_ms),
+        "direct_p99_ms": percentile(direct_ms, 0.99),
+        "system_median_ms": statistics.median(system_ms),
+        "system_p99_ms": percentile(system_ms, 0.99),
+        "added_median_ms": statistics.median(system_ms) - statistics.median(direct_ms),
+        "added_p99_ms": percentile(system_ms, 0.99) - percentile(direct_ms, 0.99),
+    }
+
+
+# The LiteLLM side runs in its own interpreter (its venv); it measures its own direct
+# baseline with the same request, so both overheads are "system minus direct".
+LITELLM_WORKER = r'''
+import json, os, statistics, sys, time
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+from concurrent.futures import ThreadPoolExecutor
+import httpx
+import litellm
+from litellm import Router
+litellm.telemetry = False
+litellm.suppress_debug_info = True
+base_url, model, tag, max_tokens, n, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+concurrency = int(sys.argv[7]) // int(sys.argv[8])  # threads per worker process
+messages = [{"role": "user", "content": "Say hello to the traveller."}]
+provider = {"only": [tag], "allow_fallbacks": False}
+router = Router(model_list=[{"model_name": "bench", "litellm_params": {
+    "model": "openai/" + model, "api_base": base_url, "api_key": "sk-bench", "extra_body": {"provider": provider}}}],
+    num_retries=0)
+client = httpx.Client(transport=httpx.HTTPTransport(retries=0, limits=httpx.Limits(max_connections=256, max_keepalive_connections=256)))
+body = json.dumps({"model": model, "messages": messages, "max_tokens": max_tokens, "stream": True, "provider": provider}).encode()
+def direct(_):
+    with client.stream("POST", base_url + "/chat/completions", content=body, headers={"Content-Type": "application/json"}) as r:
+        for line in r.iter_lines():
+            if line == "data: [DONE]":
+                break
+def system(_):
+    stream = router.completion(model="bench", messages=messages, max_tokens=max_tokens, stream=True)
+    for _chunk in stream:
+        pass
+def phase(call, count):
+    def timed(i):
+        s = time.perf_counter(); call(i); return (time.perf_counter() - s) * 1000.0
+    with ThreadPoolExecutor(concurrency) as pool:
+        return list(pool.map(timed, range(count)))
+import multiprocessing
+workers = int(sys.argv[8])
+def worker(barrier, out):
+    phase(direct, 100); phase(system, 100)
+    d, s = [], []
+    for _ in range(rounds):
+        barrier.wait(); d += phase(direct, n // workers)
+        barrier.wait(); s += phase(system, n // workers)
+    barrier.wait()
+    out.put((d, s))
+ctx = multiprocessing.get_context("fork")
+barrier = ctx.Barrier(workers); out = ctx.Queue()
+procs = [ctx.Process(target=worker, args=(barrier, out)) for _ in range(workers)]
+for p in procs: p.start()
+d, s = [], []
+for _ in procs:
+    a, b = out.get(); d += a; s += b
+for p in procs: p.join()
+print(json.dumps({"direct": d, "system": s, "version": __import__("importlib.metadata").metadata.version("litellm")}))
+'''
+
+
+def litellm_measure(venv: Path, base_url: str, *, n: int, rounds: int, concurrency: int, workers: int) -> dict:
+    python = venv / "bin" / "python"
+    if not python.exists():
+        raise SystemExit(
+            f"LiteLLM venv not found at {venv}. Create it (not a project dependency):\n"
+            f"  python3 -m venv {venv} && {venv}/bin/pip install litellm\n"
+            "or run with --no-litellm."
+        )
+    done = subprocess.run(  # noqa: S603 - our own worker script in the given venv
+        [str(python), "-c", LITELLM_WORKER, base_url, MODEL, TAG, str(MAX_TOKENS), str(n), str(rounds), str(concurrency), str(workers)],
+        capture_output=True, text=True, check=False, timeout=1800,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"LiteLLM worker failed:\n{done.stderr[-3000:]}")
+    data = json.loads(done.stdout.strip().splitlines()[-1])
+    result = summarise(f"LiteLLM Router {data['version']}", data["direct"], data["system"])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--requests", type=int, default=1000, help="requests per phase")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating direct/system rounds")
+    parser.add_argument("--concurrency", type=int, default=50, help="requests in flight in total")
+    parser.add_argument("--workers", type=int, default=5,
+                        help="processes sharing the concurrency, like gunicorn workers (1 = one process)")
+    parser.add_argument("--litellm-venv", type=Path, default=Path("/tmp/litellm-venv"))
+    parser.add_argument("--no-litellm", action="store_true")
+    args = parser.parse_args()
+
+    call_command("migrate", verbosity=0)
+    prefix = f"bench:breaker:{uuid.uuid4().hex}"
+    settings.ROUTING_BREAKER_PREFIX = prefix
+    fleet_path = Path(tempfile.mkdtemp()) / "fleet.json"
+    fleet_path.write_text(json.dumps(FLEET))
+    port = free_port()
+    sim = start_simulator(fleet_path, port)
+    base_url = f"http://127.0.0.1:{port}/api/v1"
+    settings.OPENROUTER_BASE_URL = base_url
+    settings.OPENROUTER_API_KEY = "sk-or-v1-bench"
+    results = []
+    try:
+        setup_routing()
+        results.append(measure("Reverie gateway", base_url, n=args.requests, rounds=args.rounds,
+                               concurrency=args.concurrency, workers=args.workers))
+        if not args.no_litellm:
+            results.append(litellm_measure(args.litellm_venv, base_url, n=args.requests, rounds=args.rounds,
+                                           concurrency=args.concurrency, workers=args.workers))
+    finally:
+        sim.terminate()
+        sim.wait(timeout=10)
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        keys = list(client.scan_iter(f"{prefix}:*"))
+        if keys:
+            client.delete(*keys)
+
+    print(f"\nAdded latency per request (system - direct), {args.concurrency} concurrent "
+          f"({args.workers} processes x {args.concurrency // args.workers} threads), "
+          f"{args.rounds} x {args.requests} requests per system, simulator with no added latency, "
+          f"{os.cpu_count()} CPUs shared with the simulator and Redis:")
+    print(f"{'system':<28}{'direct p50':>12}{'system p50':>12}{'added p50':>11}{'direct p99':>12}{'system p99':>12}{'added p99':>11}")
+    for r in results:
+        print(f"{r['name']:<28}{r['direct_median_ms']:>10.2f}ms{r['system_median_ms']:>10.2f}ms{r['added_median_ms']:>9.2f}ms"
+              f"{r['direct_p99_ms']:>10.2f}ms{r['system_p99_ms']:>10.2f}ms{r['added_p99_ms']:>9.2f}ms")
+    ours = results[0]["added_median_ms"]
+    verdict = [f"ours {ours:.2f} ms {'<=' if ours <= 2.0 else '>'} 2 ms"]
+    if len(results) > 1:
+        theirs = results[1]["added_median_ms"]
+        verdict.append(f"{'<=' if ours <= theirs / 2 else '>'} half of LiteLLM's ({theirs / 2:.2f} ms)")
+    print("Target (added median <= 2 ms and <= half of LiteLLM's): " + ", ".join(verdict))
+
+
+if __name__ == "__main__":
+    main()
