@@ -22,6 +22,7 @@ services:
 	@bash scripts/services.sh
 
 demo: venv
+	rm -f demo.sqlite3
 	DATABASE_URL=$(DEMO_DATABASE_URL) $(PY) manage.py migrate --noinput -v 0
 	DATABASE_URL=$(DEMO_DATABASE_URL) $(PY) manage.py demo
 

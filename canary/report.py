@@ -34,7 +34,8 @@ def render_round_table(report: dict[str, Any]) -> str:
         cells = "".join(f" {MARK.get(verdicts[k]['verdict'], '?') if k in verdicts else '-':<8}" for k in ALL_KINDS)
         ttft = verdicts.get("ttft", {}).get("ttft_ms")
         ttft_s = f"{ttft:>8.0f}" if isinstance(ttft, int | float) else f"{'-':>8}"
-        action = ep["action"] + (f" until {ep['suspended_until']}" if ep.get("suspended_until") else "")
+        until = (ep.get("suspended_until") or "")[:16].replace("T", " ")
+        action = ep["action"] + (f" until {until} UTC" if until else "")
         lines.append(f"{ep['provider']:<10} {ep['tag']:<16}{cells} {ttft_s}  {ep['outcome'] or '-':<12} {ep['streak']:>6}  {action}")
         for p in ep["probes"]:
             if p["verdict"] == "fail":

@@ -32,6 +32,7 @@ from canary.services import round_run
 DEFAULT_FLEET = Path(settings.BASE_DIR) / "canary" / "fleets" / "default.json"
 # The default fleet's host that runs its own content filter: the refusal probe's control.
 DEMO_CONTROLS = {"dynamo/bf16": ["refusal"]}
+REVIEWED_FILE = Path(settings.BASE_DIR) / "canary" / "exclusions" / "reviewed.json"
 
 
 def free_port() -> int:
@@ -78,6 +79,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         fleet = Path(opts["fleet"])
+        self._addr = opts["addr"]
         port = free_port()
         self.stdout.write(f"Starting the OpenRouter simulator with {fleet} on 127.0.0.1:{port} ...")
         sim = start_simulator(fleet, port)
@@ -90,8 +92,9 @@ class Command(BaseCommand):
             for i in range(opts["rounds"]):
                 at = now + timedelta(minutes=30 * i)
                 self.stdout.write(f"\nCanary round {i + 1} of {opts['rounds']} (time {at:%Y-%m-%d %H:%M} UTC) ...")
-                rnd = round_run(settings.CANARY_MODEL, now=at)
+                rnd = round_run(settings.CANARY_MODEL, now=at, mode="enforce")
                 self.stdout.write(render_round_table(round_report(rnd)))
+            self._print_quarantine(now + timedelta(minutes=30 * (opts["rounds"] - 1)))
             if opts["no_serve"]:
                 return
             password = secrets.token_urlsafe(12)
@@ -109,6 +112,35 @@ class Command(BaseCommand):
             sim.terminate()
             sim.wait(timeout=5)
 
+    def _print_quarantine(self, at: Any) -> None:
+        """The suspensions the rounds decided and the merged ignore list."""
+        from canary.models import EndpointPolicyState
+        from canary.quarantine import ignore_list_get
+        from canary.tokens import service_token_issue
+
+        self.stdout.write("\nSuspensions (enforce mode):")
+        states = EndpointPolicyState.objects.filter(
+            endpoint__model_id=settings.CANARY_MODEL, enforced=True, suspended_until__gt=at
+        ).select_related("endpoint")
+        for state in states.order_by("endpoint__tag"):
+            self.stdout.write(f"  {state.endpoint.tag:<16} until {state.suspended_until:%Y-%m-%d %H:%M} UTC (streak {state.fail_streak})")
+        if not states:
+            self.stdout.write("  none")
+        data = ignore_list_get(settings.CANARY_MODEL, at)
+        self.stdout.write(f"\nIgnore list of {settings.CANARY_MODEL}: {data['ignore']}")
+        for layer, targets in data["sources"].items():
+            self.stdout.write(f"  {layer:<9} {targets}")
+        name = f"demo-backend-{secrets.token_hex(3)}"
+        _, token = service_token_issue(name)
+        self.stdout.write(
+            "\nThe product backend fetches it over the internal API (service token shown once):\n"
+            f"  curl -H 'Authorization: Bearer {token}' "
+            f"'http://{self._addr}/api/v1/routing/ignore?model={settings.CANARY_MODEL}'\n"
+            "\nScheduled rounds run on Celery with Redis; locally (PostgreSQL or SQLite, Redis on 127.0.0.1):\n"
+            "  .venv/bin/celery -A reverie_ops worker -P threads -c 32 -Q canary -l info\n"
+            "  .venv/bin/celery -A reverie_ops beat -l info   # exactly one beat process\n"
+        )
+
     def _seed(self) -> None:
         """Discover once and mark the known content filter as the refusal probe's control."""
         from canary.services import endpoints_sync, openrouter_client
@@ -116,3 +148,5 @@ class Command(BaseCommand):
         endpoints_sync(settings.CANARY_MODEL, openrouter_client().list_endpoints(settings.CANARY_MODEL), timezone.now())
         for tag, kinds in DEMO_CONTROLS.items():
             Endpoint.objects.filter(model_id=settings.CANARY_MODEL, tag=tag).update(positive_control_kinds=kinds)
+        # The reviewed layer comes from a versioned file in the repo.
+        call_command("exclusions_load", str(REVIEWED_FILE), stdout=self.stdout)

@@ -1,0 +1,92 @@
+"""Management commands of the route quarantine: reviewed exclusions from a versioned file,
+the ignore list, the policy replay, service tokens."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from canary.models import Decision, Endpoint, EndpointRound, Exclusion, Provider, Round, ServiceToken
+
+MODEL = "meta-llama/llama-3.3-70b-instruct"
+REPO_FILE = Path(__file__).resolve().parents[2] / "canary" / "exclusions" / "reviewed.json"
+pytestmark = pytest.mark.django_db
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_the_repos_reviewed_file_loads_and_reloading_is_idempotent():
+    assert "1 added" in run("exclusions_load", str(REPO_FILE))
+    assert "0 added, 0 removed" in run("exclusions_load", str(REPO_FILE))
+    row = Exclusion.objects.get(layer="reviewed", active=True)
+    assert (row.target, row.created_by) == ("dynamo", "founding-team")
+    assert json.loads(run("ignore_list", "--model", MODEL, "--json"))["sources"]["reviewed"] == ["dynamo"]
+
+
+def test_an_entry_dropped_from_the_file_is_deactivated_with_an_audit_row(tmp_path):
+    path = tmp_path / "reviewed.json"
+    entry = {"model": MODEL, "target": "dynamo", "reason": "filter", "reviewer": "ana"}
+    path.write_text(json.dumps({"exclusions": [entry]}))
+    run("exclusions_load", str(path))
+    path.write_text(json.dumps({"exclusions": []}))
+    assert "1 removed" in run("exclusions_load", str(path))
+    assert not Exclusion.objects.filter(active=True).exists()
+    assert Decision.objects.filter(action="exclusion_removed").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "invalid JSON at line 1"),
+        ('{"exclusion": []}', "one key 'exclusions'"),
+        ('{"exclusions": [{"model": "m", "target": "dynamo", "reason": "r", "reviewer": "a", "extra": 1}]}', r"exclusions\[0\].extra: unknown key"),
+        ('{"exclusions": [{"model": "m", "target": "dynamo", "reason": " ", "reviewer": "a"}]}', r"exclusions\[0\].reason: required"),
+        ('{"exclusions": [{"model": "m", "target": "Bad Slug!", "reason": "r", "reviewer": "a"}]}', r"exclusions\[0\].target"),
+    ],
+)
+def test_a_bad_reviewed_file_is_refused_with_the_path_of_the_problem(tmp_path, content, message):
+    path = tmp_path / "reviewed.json"
+    path.write_text(content)
+    with pytest.raises(CommandError, match=message):
+        run("exclusions_load", str(path))
+    assert not Exclusion.objects.exists()
+
+
+def test_replay_prints_what_would_have_been_suspended_with_overridable_thresholds():
+    t0 = datetime(2026, 11, 1, tzinfo=UTC)
+    provider = Provider.objects.create(slug="borealis", name="Borealis", first_seen=t0, last_seen=t0)
+    eps = [
+        Endpoint.objects.create(model_id=MODEL, tag=f"{slug}/fp8", provider=provider, provider_name=slug, first_seen=t0, last_seen=t0)
+        for slug in ("borealis", "atlas", "harbor")
+    ]
+    for i in range(3):
+        rnd = Round.objects.create(model_id=MODEL, language="pt", started_at=t0 + timedelta(minutes=30 * i), status="completed")
+        for ep in eps:
+            EndpointRound.objects.create(round=rnd, endpoint=ep, outcome="fail" if ep.tag == "borealis/fp8" else "clean", severity=1, created_at=rnd.started_at)
+    default = json.loads(run("canary_replay", "--model", MODEL, "--since", "2026-10-31T00:00:00Z", "--until", "2026-11-02T00:00:00Z", "--json"))
+    assert default["rounds"] == 3 and default["suspensions"] == 1
+    assert default["actions"][0]["at"].startswith("2026-11-01T00:30")
+    stricter = json.loads(run("canary_replay", "--model", MODEL, "--since", "2026-10-31T00:00:00Z", "--until", "2026-11-02T00:00:00Z", "--fail-rounds", "3", "--json"))
+    assert stricter["actions"][0]["at"].startswith("2026-11-01T01:00")
+    with pytest.raises(CommandError, match="bad threshold"):
+        run("canary_replay", "--model", MODEL, "--since", "2026-10-31T00:00:00Z", "--durations-days", "0")
+
+
+def test_service_tokens_are_issued_once_and_stored_hashed():
+    token = run("service_token", "issue", "product").strip()
+    row = ServiceToken.objects.get(name="product")
+    assert token.startswith("rvo_") and token not in row.token_hash
+    with pytest.raises(CommandError, match="already exists"):
+        run("service_token", "issue", "product")
+    with pytest.raises(CommandError, match="no service token"):
+        run("service_token", "revoke", "nobody")
