@@ -8,8 +8,11 @@ writer thread) and for LiteLLM's ``Router`` on the same simulator in the same ru
 Target: our added median <= 2 ms and <= half of LiteLLM's.
 
 Each system is compared with a direct call made from the same interpreter, with the same
-request (a streamed chat completion pinned to one endpoint, read to ``[DONE]``);
-direct and system phases alternate in rounds so that drift hits both.
+request (a streamed chat completion pinned to one endpoint, read to ``[DONE]``). The 50
+requests in flight are spread over worker processes (5 x 10 threads by default, like
+gunicorn workers: one Python process is GIL-bound long before 50 streams saturate
+anything else). Short direct and system phases alternate in many rounds, all workers in
+step (a barrier), so that load spikes from other programs on the machine hit both.
 
 LiteLLM is not a project dependency: it runs in a throwaway virtualenv (``--litellm-venv``,
 default /tmp/litellm-venv), created on first use with
@@ -268,8 +271,9 @@ def litellm_measure(venv: Path, base_url: str, *, n: int, rounds: int, concurren
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--requests", type=int, default=1000, help="requests per phase")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating direct/system rounds")
+    parser.add_argument("--requests", type=int, default=200, help="requests per phase (all workers together)")
+    parser.add_argument("--rounds", type=int, default=15,
+                        help="alternating direct/system rounds (short phases: load spikes on a shared machine hit both)")
     parser.add_argument("--concurrency", type=int, default=50, help="requests in flight in total")
     parser.add_argument("--workers", type=int, default=5,
                         help="processes sharing the concurrency, like gunicorn workers (1 = one process)")

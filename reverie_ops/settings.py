@@ -94,7 +94,7 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # Serve app static files (the vendored chart library) without collectstatic in the demo
 # and tests; production runs collectstatic (docker-compose web command).
 WHITENOISE_USE_FINDERS = True
-warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
+warnings.filterwarnings("ignore", message="No directory at")
 
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
@@ -173,3 +173,16 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_TASK_ROUTES = {"canary.tasks.*": {"queue": "canary"}}
 CELERY_TASK_DEFAULT_QUEUE = "canary"
 CELERY_BEAT_SCHEDULE = canary_beat_schedule(CANARY_MODELS)
+
+# --- Reliable routing gateway (issue "Reliable routing gateway") ----------------------
+ROUTING_REDIS_URL = env.str("ROUTING_REDIS_URL", default=REDIS_URL)
+ROUTING_BREAKER_PREFIX = env.str("ROUTING_BREAKER_PREFIX", default="routing:breaker")
+# Prompts and outputs in request/attempt events: "hash" (SHA-256) or "redact".
+ROUTING_EVENT_CONTENT = env.str("ROUTING_EVENT_CONTENT", default="hash")
+ROUTING_EVENTS_ASYNC = env.bool("ROUTING_EVENTS_ASYNC", default=True)
+ROUTING_CACHE_S = env.float("ROUTING_CACHE_S", default=5.0)
+ROUTING_CONNECT_TIMEOUT_S = env.float("ROUTING_CONNECT_TIMEOUT_S", default=3.0)
+ROUTING_MAX_CONNECTIONS = env.int("ROUTING_MAX_CONNECTIONS", default=256)
+# Share of the canary's structured-output verdicts a route must pass to count as honouring
+# the structured-output mode it advertises.
+ROUTING_MIN_STRUCTURED_HONOURED = env.float("ROUTING_MIN_STRUCTURED_HONOURED", default=0.9)

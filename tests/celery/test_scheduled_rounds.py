@@ -10,7 +10,15 @@ from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 from django_celery_beat.schedulers import DatabaseScheduler
 
-from canary.models import Decision, Endpoint, EndpointRound, Notification, ProbeResult, Provider, Round
+from canary.models import (
+    Decision,
+    Endpoint,
+    EndpointRound,
+    Notification,
+    ProbeResult,
+    Provider,
+    Round,
+)
 from canary.probes import PROBE_KINDS
 from canary.tasks import round_start_task
 from reverie_ops.celery import app as celery_app

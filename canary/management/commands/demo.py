@@ -43,7 +43,8 @@ def free_port() -> int:
 
 
 def start_simulator(fleet: Path, port: int) -> subprocess.Popen[bytes]:
-    """Start ``fake_openrouter`` as a child process and wait until it answers (10 s max).
+    """Start ``fake_openrouter`` as a child process and wait until it answers (60 s max:
+    a loaded machine can take long to import Django and the simulator).
 
     Raises CommandError with the simulator's own output when it does not come up.
     """
@@ -54,7 +55,7 @@ def start_simulator(fleet: Path, port: int) -> subprocess.Popen[bytes]:
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}/api/v1/providers"
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
@@ -65,7 +66,7 @@ def start_simulator(fleet: Path, port: int) -> subprocess.Popen[bytes]:
         except httpx.HTTPError:
             time.sleep(0.1)
     proc.kill()
-    raise CommandError("the simulator did not answer within 10 s")
+    raise CommandError("the simulator did not answer within 60 s")
 
 
 class Command(BaseCommand):

@@ -1,0 +1,130 @@
+"""Admin of the gateway: contracts (edited as new versions), routes with their live
+breaker state, and read-only request/attempt events and ledger rows."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from routing.contracts import ContractError, contract_from_dict
+from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
+from routing.services import breaker_store, contract_version_create
+
+
+class ContractVersionForm(forms.ModelForm):
+    class Meta:
+        model = ContractVersion
+        fields = ["name", "spec", "note"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        spec = data.get("spec")
+        if isinstance(spec, dict):
+            try:
+                contract_from_dict({**spec, "name": data.get("name") or spec.get("name"), "version": 1})
+            except ContractError as exc:
+                raise ValidationError(f"invalid contract: {exc}") from exc
+        return data
+
+
+@admin.register(ContractVersion)
+class ContractVersionAdmin(admin.ModelAdmin):
+    """Saving always creates a new version (latest + 1); stored versions never change, so
+    a version in use stays what it was when events recorded it (issue 7, point 1)."""
+
+    form = ContractVersionForm
+    list_display = ["name", "version", "workload", "in_use", "created_by", "created_at", "note"]
+    list_filter = ["name"]
+    readonly_fields = ["version", "created_by", "created_at", "first_used_at"]
+
+    @admin.display(description="workload")
+    def workload(self, obj: ContractVersion) -> str:
+        return str(obj.spec.get("workload", ""))
+
+    @admin.display(boolean=True, description="in use")
+    def in_use(self, obj: ContractVersion) -> bool:
+        return obj.first_used_at is not None
+
+    def save_model(self, request: HttpRequest, obj: ContractVersion, form: Any, change: bool) -> None:
+        spec = {**obj.spec, "name": obj.name}
+        row = contract_version_create(spec, actor=request.user.get_username(), note=obj.note)
+        obj.pk = row.pk
+        obj.version = row.version
+        messages.info(request, f"saved as new version {row}")
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Route)
+class RouteAdmin(admin.ModelAdmin):
+    list_display = ["name", "model_id", "provider_tag", "context_length", "model_class", "enabled",
+                    "health", "latency_ms", "structured_honoured", "breaker"]
+    list_filter = ["enabled", "model_class", "region"]
+    actions = ["reset_breakers"]
+
+    @admin.display(description="circuit breaker")
+    def breaker(self, obj: Route) -> str:
+        try:
+            state = breaker_store().snapshot(obj.name)
+        except Exception as exc:  # noqa: BLE001 - a changelist must render without Redis
+            return f"unavailable ({type(exc).__name__})"
+        opened = sorted(k[:-6] for k, v in state.items() if k.endswith(":state") and v != "closed")
+        return ", ".join(f"{c}: {state[c + ':state']}" for c in opened) or "closed"
+
+    @admin.action(description="Reset circuit breakers of the selected routes")
+    def reset_breakers(self, request: HttpRequest, queryset: QuerySet[Route]) -> None:
+        store = breaker_store()
+        for route in queryset:
+            store.reset(route.name)
+        messages.info(request, f"reset {queryset.count()} breaker(s)")
+
+
+class _ReadOnly(admin.ModelAdmin):
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class AttemptInline(admin.TabularInline):
+    model = AttemptEvent
+    extra = 0
+    can_delete = False
+    fields = ["index", "route", "status", "failure_class", "failure_reason", "http_status", "latency_ms",
+              "fallback_reason", "validation", "breaker_state", "cost_usd", "hedge"]
+    readonly_fields = ["index", "route", "status", "failure_class", "failure_reason", "http_status", "latency_ms",
+                       "fallback_reason", "validation", "breaker_state", "cost_usd", "hedge"]
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(RequestEvent)
+class RequestEventAdmin(_ReadOnly):
+    list_display = ["started_at", "operation_id", "contract", "outcome", "failure_class", "error_code",
+                    "final_route", "attempt_count", "latency_ms", "cost_usd"]
+    list_filter = ["outcome", "failure_class", "contract"]
+    search_fields = ["operation_id"]
+    inlines = [AttemptInline]
+
+
+@admin.register(ExecutionLedger)
+class ExecutionLedgerAdmin(_ReadOnly):
+    list_display = ["key", "kind", "status", "created_at", "updated_at"]
+    list_filter = ["status", "kind"]
+    search_fields = ["key", "operation_id"]
+
+    @admin.display(description="result")
+    def result_json(self, obj: ExecutionLedger) -> str:
+        return json.dumps(obj.result)[:200]

@@ -1,0 +1,64 @@
+"""``POST /v1/chat/completions``: the OpenAI-compatible gateway endpoint (issue 7, point 12).
+
+Auth: ``Authorization: Bearer <service token>`` (``canary.tokens``). The contract is named
+in the ``X-Routing-Contract: <name>@<version>`` header; ``Idempotency-Key`` is the
+operation id. The view only parses input, calls ``chat_completion_create`` and renders.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from canary.tokens import service_token_verify
+from routing.responses import HEADER_CONTRACT, GatewayReply, error_reply, sse_body
+from routing.services import chat_completion_create
+
+_MAX_KEY = 255
+
+
+def _render(reply: GatewayReply, *, stream: bool) -> HttpResponse:
+    if stream and reply.ok:
+        response = HttpResponse(sse_body(reply), content_type="text/event-stream")
+    else:
+        response = JsonResponse(reply.body, status=reply.status, json_dumps_params={"ensure_ascii": False})
+    for name, value in reply.headers.items():
+        response[name] = value
+    if reply.replayed:
+        response["Idempotent-Replayed"] = "true"
+    return response
+
+
+def parse_contract_header(value: str | None) -> tuple[str, int]:
+    """``"invoice-extract@3"`` -> ("invoice-extract", 3). Raises ValueError with a message."""
+    if not value:
+        raise ValueError(f"the {HEADER_CONTRACT} header is required: <contract name>@<version>")
+    name, sep, version = value.strip().rpartition("@")
+    if not sep or not name or not version.isdigit() or int(version) < 1:
+        raise ValueError(f"{HEADER_CONTRACT} must be <contract name>@<version>, e.g. invoice-extract@3; got {value!r}")
+    return name, int(version)
+
+
+@csrf_exempt
+@require_POST
+def chat_completions_view(request: HttpRequest) -> HttpResponse:
+    if not service_token_verify(request.headers.get("Authorization")):
+        return _render(error_reply(401, "unauthorized", "a valid service token is required (Authorization: Bearer ...)"), stream=False)
+    try:
+        name, version = parse_contract_header(request.headers.get(HEADER_CONTRACT))
+    except ValueError as exc:
+        return _render(error_reply(400, "invalid_contract_header", str(exc)), stream=False)
+    try:
+        body = json.loads(request.body or b"")
+    except (ValueError, UnicodeDecodeError) as exc:
+        return _render(error_reply(400, "invalid_json", f"the body is not valid JSON: {exc}"), stream=False)
+    if not isinstance(body, dict):
+        return _render(error_reply(400, "invalid_request", "the body must be a JSON object"), stream=False)
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and not (0 < len(key) <= _MAX_KEY):
+        return _render(error_reply(400, "invalid_idempotency_key", f"Idempotency-Key must be 1 to {_MAX_KEY} characters"), stream=False)
+    reply = chat_completion_create(name, version, body, operation_id=key)
+    return _render(reply, stream=body.get("stream") is True)

@@ -1,0 +1,304 @@
+"""Routing contracts: what a workload requires of any answer, machine-readable and
+versioned (issue 7, point 1). Pure: parsed from plain dicts (a JSON file, a database
+row's ``spec``), never from Django models.
+
+A contract names one workload class and everything a route and an answer must satisfy.
+Units are in the field names: seconds (``_s``), tokens, characters, USD. Example::
+
+    {"name": "invoice-extract", "version": 3, "workload": "structured",
+     "output_mode": "json_schema", "output_schema": {...},
+     "semantic_checks": ["invoice_totals_non_negative",
+                         {"name": "line_items_sum_to_total", "params": {"tolerance": 0.01}}],
+     "deadline_s": 20, "max_attempts": 2, "max_fallbacks": 1}
+
+``contract_from_dict`` is strict: an unknown field, a wrong type or an inconsistent
+combination (fallbacks without an attempt budget, hedging with side effects) raises
+``ContractError`` with a message that names the field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from routing.deadline import Allowances
+from routing.semantic import SEMANTIC_CHECKS
+
+WORKLOADS = ("text", "structured", "tools", "vision", "long_context")
+MODALITIES = ("text", "image", "audio")
+OUTPUT_MODES = ("none", "json_object", "json_schema")
+FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter")
+# gRPC A6 clamps maxAttempts to 5; the SRE book's per-request limit is 3 (resilience.md
+# §3, §5). We refuse more than 5 rather than clamping silently.
+MAX_ATTEMPTS_LIMIT = 5
+
+
+class ContractError(ValueError):
+    """A contract that cannot be used; the message names the field and what is wrong."""
+
+
+@dataclass(frozen=True)
+class SemanticCheckSpec:
+    """One named semantic check and its parameters (see ``routing/semantic.py``)."""
+
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Contract:
+    """One version of one workload's routing contract.
+
+    Route requirements: ``modalities`` the input uses; ``min_context`` tokens;
+    ``tools`` name -> JSON schema of the arguments; ``output_mode``/``output_schema``;
+    ``model_classes`` allowed (empty = any); ``regions`` allowed (empty = any);
+    ``max_cost_usd`` for the whole chain (None = no limit).
+    Time: ``deadline_s`` for the whole request; allowances ``connect_s``,
+    ``generation_s``, ``validation_s`` (an attempt is launched only if their sum still
+    fits); ``attempt_timeout_s`` caps one attempt; ``first_token_s`` and ``idle_s`` bound
+    a stream's first content byte and its silences.
+    Answer: ``finish_reasons`` accepted (``length`` absent = truncation rejected);
+    ``min_output_chars``; ``semantic_checks``.
+    Retries: ``max_attempts`` for the whole chain (None only without fallbacks),
+    ``max_fallbacks`` other routes (both default to the issue's policy: 3 attempts, 1
+    fallback; naming fallbacks requires naming the budget), ``backoff_base_s``/``backoff_cap_s`` for full jitter.
+    ``hedge`` (needs ``latency_critical`` and no ``side_effects``) starts a second route
+    after ``hedge_delay_s``. ``side_effects``: an ambiguous failure is never replayed.
+    """
+
+    name: str
+    version: int
+    workload: str
+    modalities: tuple[str, ...] = ("text",)
+    min_context: int = 0
+    tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    output_mode: str = "none"
+    output_schema: Mapping[str, Any] | None = None
+    model_classes: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
+    max_cost_usd: float | None = None
+    max_output_tokens: int | None = None
+    deadline_s: float = 30.0
+    connect_s: float = 0.5
+    generation_s: float = 1.0
+    validation_s: float = 0.1
+    attempt_timeout_s: float | None = None
+    first_token_s: float | None = None
+    idle_s: float = 15.0
+    finish_reasons: tuple[str, ...] = ("stop",)
+    min_output_chars: int = 1
+    semantic_checks: tuple[SemanticCheckSpec, ...] = ()
+    # The default policy (issue point 5): one primary plus one fallback, plus the one
+    # extra same-route retry an early connect failure may earn, all in one budget.
+    max_attempts: int | None = 3
+    max_fallbacks: int = 1
+    backoff_base_s: float = 0.1
+    backoff_cap_s: float = 2.0
+    hedge: bool = False
+    hedge_delay_s: float = 0.5
+    latency_critical: bool = False
+    side_effects: bool = False
+    # Compiled once at load: schema errors surface when the contract is loaded, and the
+    # request path never recompiles a validator.
+    output_validator: Draft202012Validator | None = field(default=None, compare=False, repr=False)
+    tool_validators: Mapping[str, Draft202012Validator] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    @property
+    def allowances(self) -> Allowances:
+        return Allowances(self.connect_s, self.generation_s, self.validation_s)
+
+    @property
+    def attempt_budget(self) -> int:
+        """Attempts for the whole chain (issue point 5: one budget, every route)."""
+        return self.max_attempts or 1
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+_SPEC_FIELDS = {f.name for f in fields(Contract)} - {"output_validator", "tool_validators"}
+
+
+def _require(cond: bool, message: str) -> None:
+    if not cond:
+        raise ContractError(message)
+
+
+def _number(data: Mapping[str, Any], key: str, *, positive: bool = False, allow_none: bool = False) -> None:
+    if key not in data:
+        return
+    value = data[key]
+    if value is None and allow_none:
+        return
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    _require(ok, f"{key}: expected a number, got {value!r}")
+    _require(value > 0 if positive else value >= 0, f"{key}: must be {'> 0' if positive else '>= 0'}, got {value!r}")
+
+
+def _integer(data: Mapping[str, Any], key: str, *, minimum: int = 0, allow_none: bool = False) -> None:
+    if key not in data:
+        return
+    value = data[key]
+    if value is None and allow_none:
+        return
+    _require(isinstance(value, int) and not isinstance(value, bool), f"{key}: expected an integer, got {value!r}")
+    _require(value >= minimum, f"{key}: must be >= {minimum}, got {value!r}")
+
+
+def _strings(data: Mapping[str, Any], key: str, allowed: tuple[str, ...] | None = None) -> tuple[str, ...] | None:
+    if key not in data:
+        return None
+    value = data[key]
+    _require(
+        isinstance(value, list | tuple) and all(isinstance(v, str) for v in value),
+        f"{key}: expected a list of strings, got {value!r}",
+    )
+    if allowed is not None:
+        unknown = [v for v in value if v not in allowed]
+        _require(not unknown, f"{key}: unknown value(s) {unknown}; allowed: {list(allowed)}")
+    return tuple(value)
+
+
+def _schema_validator(schema: Any, where: str) -> Draft202012Validator:
+    _require(isinstance(schema, dict), f"{where}: expected a JSON schema object, got {type(schema).__name__}")
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise ContractError(f"{where}: not a valid JSON schema: {exc.message}") from exc
+    return Draft202012Validator(schema)
+
+
+def _semantic(value: Any) -> tuple[SemanticCheckSpec, ...]:
+    _require(isinstance(value, list), f"semantic_checks: expected a list, got {value!r}")
+    specs = []
+    for i, item in enumerate(value):
+        params: dict[str, Any]
+        if isinstance(item, str):
+            name, params = item, {}
+        elif isinstance(item, dict) and set(item) <= {"name", "params"} and isinstance(item.get("name"), str):
+            name, params = item["name"], item.get("params") or {}
+            _require(isinstance(params, dict), f"semantic_checks[{i}].params: expected an object")
+        else:
+            raise ContractError(f"semantic_checks[{i}]: expected a name or {{'name', 'params'}}, got {item!r}")
+        _require(
+            name in SEMANTIC_CHECKS,
+            f"semantic_checks[{i}]: unknown check {name!r}; registered: {sorted(SEMANTIC_CHECKS)}",
+        )
+        specs.append(SemanticCheckSpec(name, params))
+    return tuple(specs)
+
+
+def contract_from_dict(data: Mapping[str, Any]) -> Contract:
+    """Parse and check one contract. Raises ``ContractError`` naming the bad field.
+
+    Rejected: unknown fields; missing ``name``/``version``/``workload``; wrong types;
+    ``max_fallbacks`` without ``max_attempts`` (the attempt budget); ``max_attempts``
+    above 5 or below 1 (below ``1 + max_fallbacks`` is allowed: the budget may stop the
+    chain early); hedging without ``latency_critical`` or with ``side_effects`` (issue point
+    10); allowances that cannot fit the deadline; invalid JSON schemas; a workload class
+    without its requirement (structured: a schema; tools: tools; vision: the image
+    modality; long_context: ``min_context``).
+    """
+    if not isinstance(data, Mapping):
+        raise ContractError(f"a contract is a JSON object, got {type(data).__name__}")
+    unknown = sorted(set(data) - _SPEC_FIELDS)
+    _require(not unknown, f"unknown field(s) {unknown}; known fields: {sorted(_SPEC_FIELDS)}")
+    for key in ("name", "version", "workload"):
+        _require(key in data, f"{key}: required")
+    name = data["name"]
+    _require(isinstance(name, str) and name.strip() == name and 0 < len(name) <= 100 and "@" not in name,
+             f"name: expected a non-empty string without '@' or surrounding spaces, got {name!r}")
+    _integer(data, "version", minimum=1)
+    _require(data["workload"] in WORKLOADS, f"workload: {data['workload']!r} is not one of {list(WORKLOADS)}")
+    for key in ("deadline_s",):
+        _number(data, key, positive=True)
+    for key in ("connect_s", "generation_s", "validation_s", "idle_s", "hedge_delay_s", "backoff_base_s", "backoff_cap_s"):
+        _number(data, key)
+    for key in ("attempt_timeout_s", "first_token_s"):
+        _number(data, key, positive=True, allow_none=True)
+    _number(data, "max_cost_usd", allow_none=True)
+    _integer(data, "min_context")
+    _integer(data, "min_output_chars")
+    _integer(data, "max_output_tokens", minimum=1, allow_none=True)
+    _integer(data, "max_fallbacks")
+    _integer(data, "max_attempts", minimum=1, allow_none=True)
+    for key in ("hedge", "latency_critical", "side_effects"):
+        if key in data:
+            _require(isinstance(data[key], bool), f"{key}: expected true or false, got {data[key]!r}")
+
+    kwargs: dict[str, Any] = {k: v for k, v in data.items()}
+    for key, allowed in (("modalities", MODALITIES), ("finish_reasons", FINISH_REASONS),
+                         ("model_classes", None), ("regions", None)):
+        parsed = _strings(data, key, allowed)
+        if parsed is not None:
+            kwargs[key] = parsed
+    if "semantic_checks" in data:
+        kwargs["semantic_checks"] = _semantic(data["semantic_checks"])
+
+    max_fallbacks = data.get("max_fallbacks", Contract.max_fallbacks)
+    if "max_fallbacks" in data and max_fallbacks > 0:
+        # Issue point 1: each fallback given its own retries multiplies attempts (Bifrost's
+        # 3+3+3+3, peers.md §1); one explicit budget for the chain is required.
+        _require(data.get("max_attempts") is not None,
+                 f"max_fallbacks is {max_fallbacks} but max_attempts (the attempt budget for the whole chain) is missing")
+    max_attempts = data.get("max_attempts", Contract.max_attempts)
+    if max_attempts is not None:
+        _require(max_attempts <= MAX_ATTEMPTS_LIMIT, f"max_attempts: at most {MAX_ATTEMPTS_LIMIT}, got {max_attempts}")
+
+    output_mode = data.get("output_mode", "none")
+    _require(output_mode in OUTPUT_MODES, f"output_mode: {output_mode!r} is not one of {list(OUTPUT_MODES)}")
+    if output_mode == "json_schema":
+        _require(data.get("output_schema") is not None, "output_schema: required when output_mode is json_schema")
+    if data.get("output_schema") is not None:
+        _require(output_mode == "json_schema", "output_schema: given but output_mode is not json_schema")
+        kwargs["output_validator"] = _schema_validator(data["output_schema"], "output_schema")
+
+    tools = data.get("tools", {})
+    _require(isinstance(tools, dict), f"tools: expected an object of tool name -> argument schema, got {tools!r}")
+    kwargs["tool_validators"] = {n: _schema_validator(s, f"tools.{n}") for n, s in tools.items()}
+
+    workload = data["workload"]
+    _require(workload != "structured" or output_mode in ("json_schema", "json_object"),
+             "workload structured: output_mode must be json_schema or json_object")
+    _require(workload != "tools" or bool(tools), "workload tools: at least one tool is required")
+    _require(workload != "vision" or "image" in kwargs.get("modalities", ()),
+             "workload vision: modalities must include 'image'")
+    _require(workload != "long_context" or data.get("min_context", 0) > 0,
+             "workload long_context: min_context (tokens) is required")
+
+    if data.get("hedge"):
+        _require(data.get("latency_critical") is True, "hedge: only for contracts marked latency_critical")
+        _require(not data.get("side_effects"), "hedge: not allowed with side_effects (both routes would act)")
+        _require(max_fallbacks >= 1, "hedge: needs max_fallbacks >= 1 (the hedge is a second route)")
+
+    contract = Contract(**kwargs)
+    _require(contract.allowances.required_s <= contract.deadline_s,
+             f"connect_s + generation_s + validation_s = {contract.allowances.required_s:g} s exceeds deadline_s {contract.deadline_s:g} s: no attempt could ever start")
+    _require(contract.backoff_base_s <= contract.backoff_cap_s, "backoff_base_s must not exceed backoff_cap_s")
+    return contract
+
+
+def contract_to_dict(contract: Contract) -> dict[str, Any]:
+    """The JSON form of a contract (inverse of ``contract_from_dict``)."""
+    out: dict[str, Any] = {}
+    for f in fields(Contract):
+        if f.name not in _SPEC_FIELDS:
+            continue
+        value = getattr(contract, f.name)
+        if isinstance(value, tuple):
+            value = [
+                {"name": v.name, "params": dict(v.params)} if isinstance(v, SemanticCheckSpec) else v
+                for v in value
+            ]
+        elif isinstance(value, Mapping):
+            value = dict(value)
+        out[f.name] = value
+    return out

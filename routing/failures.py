@@ -1,0 +1,252 @@
+"""Failure classes: every attempt outcome maps to exactly one (issue 7, point 3).
+
+Pure: no Django, no HTTP. The upstream reader (``routing/upstream.py``) reports *what it
+saw* as a ``Signal``; ``classify`` says *what it means* for the chain:
+
+=================  ===========================================================  ==========  ========  ========
+class              examples                                                     same-route  fallback  breaker
+=================  ===========================================================  ==========  ========  ========
+permanent          401/403 auth, 402 payment (blame: account); 400 malformed    never       route     route
+                   request (blame: client); unknown model, no such endpoint     (never)     blame     blame
+                   (blame: route)                                                           only      only
+transient          429, 5xx, 408, connect failure, timeout/reset/error chunk    early       yes       yes
+                   before any output                                            connect
+                                                                                only
+incompatible       context overflow, unsupported parameter or modality,        never       yes       no
+                   413, moderation refusal: whatever the wording
+invalid_response   unparseable body, validation failed (``validation.py``)      never       yes       yes
+ambiguous          connection or stream failed after output was produced       never       only if   yes
+                   (billable, maybe acted on)                                               no side
+                                                                                            effects
+=================  ===========================================================  ==========  ========  ========
+
+"Early connect" = the TCP connection could not be set up, so the request never left and no
+output can have been billed: the only case with an extra same-route retry (issue point 5).
+``blame`` decides whether the route's circuit breaker counts it: a client's malformed
+request never does (issue point 8; field case 4).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal
+
+from canary.openrouter import ErrorInfo, is_moderation_error
+
+
+class FailureClass(StrEnum):
+    """The five failure classes of the issue, point 3."""
+
+    PERMANENT = "permanent"
+    TRANSIENT = "transient"
+    INCOMPATIBLE = "incompatible"
+    INVALID_RESPONSE = "invalid_response"
+    AMBIGUOUS = "ambiguous"
+
+
+Blame = Literal["client", "account", "route"]
+
+SignalKind = Literal[
+    "http_error",  # a non-2xx status with (maybe) an error body
+    "error_body",  # HTTP 200 whose body or stream carried an error object
+    "connect",  # TCP/TLS could not be set up (nothing was sent)
+    "timeout",  # no headers / no first content within the limit, or silence after output
+    "reset",  # the connection closed before the stream finished
+    "no_finish",  # the stream ended cleanly but without a finish_reason
+    "invalid_body",  # a body or SSE frame that is not the JSON we expect
+]
+
+
+@dataclass(frozen=True)
+class Signal:
+    """What the HTTP layer observed for one failed attempt.
+
+    ``output_seen``: at least one content or tool-call delta arrived (output was produced
+    and may be billed). ``retry_after_s``: the ``Retry-After`` header, seconds.
+    """
+
+    kind: SignalKind
+    output_seen: bool = False
+    http_status: int | None = None
+    error: ErrorInfo | None = None
+    retry_after_s: float | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One classified failure. ``reason`` is a short machine code (``http_429``,
+    ``first_token_timeout``, ``context_overflow``, ``validation`` ...); ``message`` is for
+    people. ``early_connect`` marks a failure before the request left (safe to retry on the
+    same route). ``retry_after_s`` is the provider's Retry-After (seconds) when given."""
+
+    cls: FailureClass
+    reason: str
+    message: str
+    blame: Blame = "route"
+    http_status: int | None = None
+    retry_after_s: float | None = None
+    early_connect: bool = False
+
+    @property
+    def counts_against_route(self) -> bool:
+        """True when the route's circuit breaker records this failure (issue point 8)."""
+        return self.blame == "route" and self.cls != FailureClass.INCOMPATIBLE
+
+
+# OpenRouter's typed ``error_type`` / availability ``code`` (reference openrouter-api.md §5).
+_TYPED: dict[str, tuple[FailureClass, Blame]] = {
+    "context_length_exceeded": (FailureClass.INCOMPATIBLE, "route"),
+    "max_tokens_exceeded": (FailureClass.INCOMPATIBLE, "route"),
+    "token_limit_exceeded": (FailureClass.INCOMPATIBLE, "route"),
+    "string_too_long": (FailureClass.INCOMPATIBLE, "route"),
+    "payload_too_large": (FailureClass.INCOMPATIBLE, "route"),
+    "invalid_image": (FailureClass.INCOMPATIBLE, "route"),
+    "image_too_large": (FailureClass.INCOMPATIBLE, "route"),
+    "image_too_small": (FailureClass.INCOMPATIBLE, "route"),
+    "unsupported_image_format": (FailureClass.INCOMPATIBLE, "route"),
+    "image_download_failed": (FailureClass.INCOMPATIBLE, "route"),
+    "content_policy_violation": (FailureClass.INCOMPATIBLE, "route"),
+    "refusal": (FailureClass.INCOMPATIBLE, "route"),
+    "constraint_filtered": (FailureClass.INCOMPATIBLE, "route"),
+    "authentication": (FailureClass.PERMANENT, "account"),
+    "permission_denied": (FailureClass.PERMANENT, "account"),
+    "payment_required": (FailureClass.PERMANENT, "account"),
+    "invalid_request": (FailureClass.PERMANENT, "client"),
+    "invalid_prompt": (FailureClass.PERMANENT, "client"),
+    "unprocessable": (FailureClass.PERMANENT, "client"),
+    "precondition_failed": (FailureClass.PERMANENT, "client"),
+    "not_found": (FailureClass.PERMANENT, "route"),
+    "model_not_found": (FailureClass.PERMANENT, "route"),
+    "wrong_endpoint": (FailureClass.PERMANENT, "route"),
+    "no_endpoints": (FailureClass.PERMANENT, "route"),
+    "model_deprecated": (FailureClass.PERMANENT, "route"),
+    "model_unavailable_upstream": (FailureClass.TRANSIENT, "route"),
+    "region_restricted": (FailureClass.INCOMPATIBLE, "route"),
+    "privacy_restricted": (FailureClass.INCOMPATIBLE, "route"),
+    "free_variant_ended": (FailureClass.PERMANENT, "route"),
+    "rate_limit_exceeded": (FailureClass.TRANSIENT, "route"),
+    "capacity_exhausted": (FailureClass.TRANSIENT, "route"),
+    "temporarily_unavailable": (FailureClass.TRANSIENT, "route"),
+    "provider_overloaded": (FailureClass.TRANSIENT, "route"),
+    "provider_unavailable": (FailureClass.TRANSIENT, "route"),
+    "server": (FailureClass.TRANSIENT, "route"),
+    "timeout": (FailureClass.TRANSIENT, "route"),
+    "unmapped": (FailureClass.TRANSIENT, "route"),
+}
+
+# "Whatever the wording" (issue point 3): upstreams phrase the same incompatibility many
+# ways (OpenAI, Anthropic, vLLM, llama.cpp, OpenRouter). Matched case-insensitively against
+# the message and metadata.raw.
+_CONTEXT_WORDS = re.compile(
+    r"context[ _-]?(length|window|size)|maximum context|max(imum)?[ _]?(input|prompt)?[ _]?tokens"
+    r"|too many tokens|prompt is too long|input is too long|exceeds? (the )?(model'?s? )?"
+    r"(maximum|max|context|token)|reduce the length|token limit|input length",
+    re.IGNORECASE,
+)
+_UNSUPPORTED_WORDS = re.compile(
+    r"not support|unsupported|no endpoints found that can handle|does not accept"
+    r"|cannot handle (image|audio|tool)|image input|modalit|not available for this model"
+    r"|unknown parameter|unrecognized (request )?argument|extra inputs are not permitted",
+    re.IGNORECASE,
+)
+_UNKNOWN_MODEL_WORDS = re.compile(
+    r"is not a valid model|model[_ ]not[_ ]found|no allowed providers|unknown model"
+    r"|model .* does not exist|invalid model",
+    re.IGNORECASE,
+)
+
+
+def _error_text(error: ErrorInfo | None) -> str:
+    if error is None:
+        return ""
+    raw = error.raw
+    raw_text = raw if isinstance(raw, str) else (json.dumps(raw) if raw is not None else "")
+    return f"{error.message or ''} {raw_text}"
+
+
+def _typed_code(error: ErrorInfo | None) -> str | None:
+    if error is None:
+        return None
+    if error.error_type:
+        return error.error_type
+    availability: Any = error.metadata.get("availability")
+    if isinstance(availability, dict) and isinstance(availability.get("code"), str):
+        return str(availability["code"])
+    return None
+
+
+def classify_http(
+    status: int, error: ErrorInfo | None, *, retry_after_s: float | None = None
+) -> Failure:
+    """Classify a non-2xx answer (or an HTTP-200 error body: pass ``status`` = error.code).
+
+    Order: OpenRouter's typed code when present, then the wording of message and raw
+    body (so an untyped "maximum context length" 400 is incompatible, not a client error),
+    then the status. Never raises.
+    """
+    message = (error.message if error else None) or f"HTTP {status}"
+    typed = _typed_code(error)
+    if typed in _TYPED:
+        cls, blame = _TYPED[typed]
+        return Failure(cls, typed, message, blame, status, retry_after_s)
+    text = _error_text(error)
+    if status in (408, 429) or status >= 500:
+        return Failure(FailureClass.TRANSIENT, f"http_{status}", message, "route", status, retry_after_s)
+    if status == 413 or _CONTEXT_WORDS.search(text):
+        return Failure(FailureClass.INCOMPATIBLE, "context_overflow", message, "route", status, retry_after_s)
+    if _UNSUPPORTED_WORDS.search(text):
+        return Failure(FailureClass.INCOMPATIBLE, "unsupported", message, "route", status, retry_after_s)
+    if status == 403 and error is not None and is_moderation_error(status, error):
+        # One host's content filter refused: another host may serve it (LiteLLM's
+        # content_policy_fallbacks, peers.md §1), and it says nothing about the host's health.
+        return Failure(FailureClass.INCOMPATIBLE, "moderation", message, "route", status, retry_after_s)
+    if status in (401, 402, 403):
+        reason = {401: "authentication", 402: "payment_required"}.get(status, "permission_denied")
+        return Failure(FailureClass.PERMANENT, reason, message, "account", status, retry_after_s)
+    if status == 404 or _UNKNOWN_MODEL_WORDS.search(text):
+        if "no endpoints found for" in text.casefold():
+            # A pinned provider listed but momentarily unroutable (reference §5: seen
+            # when Groq was out of capacity): it comes back, so transient.
+            return Failure(FailureClass.TRANSIENT, "endpoint_unavailable", message, "route", status, retry_after_s)
+        return Failure(FailureClass.PERMANENT, "unknown_model", message, "route", status, retry_after_s)
+    return Failure(FailureClass.PERMANENT, "malformed_request", message, "client", status, retry_after_s)
+
+
+def classify(signal: Signal) -> Failure:
+    """Map what the HTTP layer saw to a failure class (the table in the module docstring)."""
+    if signal.kind == "http_error":
+        return classify_http(signal.http_status or 0, signal.error, retry_after_s=signal.retry_after_s)
+    if signal.kind == "connect":
+        return Failure(
+            FailureClass.TRANSIENT, "connect", signal.message or "could not connect",
+            early_connect=True,
+        )
+    if signal.kind == "invalid_body":
+        return Failure(FailureClass.INVALID_RESPONSE, "invalid_body", signal.message, http_status=signal.http_status)
+    if signal.output_seen:
+        # Output was produced and may be billed or already acted on: we cannot know what
+        # the caller would have received (issue point 3, "ambiguous"; field case 7).
+        return Failure(
+            FailureClass.AMBIGUOUS, f"{signal.kind}_after_output", signal.message or signal.kind,
+            http_status=signal.http_status,
+        )
+    if signal.kind == "error_body":
+        code = signal.error.code if signal.error else None
+        status = code if isinstance(code, int) and 400 <= code < 600 else 502
+        failure = classify_http(status, signal.error, retry_after_s=signal.retry_after_s)
+        if failure.cls == FailureClass.PERMANENT and failure.blame == "client":
+            # The request was accepted (200) before the error: the upstream, not the client,
+            # failed (field case 6: an error chunk before content is transient).
+            return Failure(FailureClass.TRANSIENT, "error_chunk", failure.message, http_status=200)
+        return failure
+    reason = "first_token_timeout" if signal.kind == "timeout" else signal.kind
+    return Failure(FailureClass.TRANSIENT, reason, signal.message or signal.kind, http_status=signal.http_status)
+
+
+def validation_failure(problems: list[str] | tuple[str, ...]) -> Failure:
+    """The failure for an answer that arrived whole but broke the contract (issue point 7)."""
+    return Failure(FailureClass.INVALID_RESPONSE, "validation", "; ".join(problems)[:500])

@@ -1,0 +1,123 @@
+"""The OpenAI-compatible shapes the gateway answers with (issue 7, point 12). Pure.
+
+Success: a ``chat.completion`` body with the accepted answer (surrounding whitespace of
+the text stripped, nothing else touched) and headers naming the final route and the
+attempt count. Failure: one error shape naming the failure class and listing every
+attempt, with ``Retry-After`` when every route is suppressed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from routing.gateway import GatewayResult
+
+HEADER_ROUTE = "X-Routing-Route"
+HEADER_ATTEMPTS = "X-Routing-Attempts"
+HEADER_OPERATION = "X-Routing-Operation-Id"
+HEADER_CONTRACT = "X-Routing-Contract"  # request: "name@version"
+
+_STATUS = {
+    "deadline_exhausted": 504,
+    "all_routes_suppressed": 503,
+    "no_eligible_route": 422,
+    "outcome_unknown": 502,
+}
+
+
+@dataclass
+class GatewayReply:
+    """What the API sends and what the in-process client returns: HTTP ``status``, JSON
+    ``body``, ``headers``; ``result`` is the gateway's full result (None for a replay or
+    a request refused before the gateway ran); ``replayed`` for an idempotent replay."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+    result: GatewayResult | None = None
+    replayed: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 200
+
+    @property
+    def content(self) -> str | None:
+        """The accepted answer's text (None on failure or for tool calls only)."""
+        choices = self.body.get("choices") or [{}]
+        content = choices[0].get("message", {}).get("content")
+        return content if isinstance(content, str) else None
+
+
+def error_reply(status: int, code: str, message: str, *, failure_class: str = "permanent", **extra: Any) -> GatewayReply:
+    """A refusal before or outside the gateway run (bad header, bad JSON, auth...)."""
+    body = {"error": {"type": "routing_error", "code": code, "failure_class": failure_class, "message": message, **extra}}
+    return GatewayReply(status, body)
+
+
+def reply_for(result: GatewayResult) -> GatewayReply:
+    """The reply for a finished gateway run."""
+    headers = {HEADER_ATTEMPTS: str(len(result.attempts)), HEADER_OPERATION: result.operation_id}
+    if result.ok and result.answer is not None and result.route is not None:
+        answer = result.answer
+        headers[HEADER_ROUTE] = result.route.name
+        message: dict[str, Any] = {"role": "assistant", "content": answer.content.strip() if answer.content is not None else None}
+        if answer.tool_calls:
+            message["tool_calls"] = [
+                {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+                for call in answer.tool_calls
+            ]
+        body = {
+            "id": f"rvo-{result.operation_id}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": result.route.model_id,
+            "provider": answer.provider,
+            "choices": [{"index": 0, "message": message, "finish_reason": answer.finish_reason}],
+            "usage": answer.usage,
+        }
+        return GatewayReply(200, body, headers, result)
+    last_route = result.attempts[-1].route if result.attempts else ""
+    if last_route:
+        headers[HEADER_ROUTE] = last_route
+    status = _STATUS.get(result.error_code, 502)
+    if result.error_code == "permanent_failure" and result.attempts and result.attempts[-1].http_status == 400:
+        status = 400  # the upstream called the request malformed: the client must fix it
+    if result.retry_after_s is not None:
+        headers["Retry-After"] = str(max(1, math.ceil(result.retry_after_s)))
+    body = {
+        "error": {
+            "type": "routing_error",
+            "code": result.error_code,
+            "failure_class": result.failure_class,
+            "message": result.message,
+            "operation_id": result.operation_id,
+            "contract": result.contract,
+            "attempts": [a.as_dict() for a in result.attempts],
+            "rejected_routes": result.rejected_routes,
+        }
+    }
+    return GatewayReply(status, body, headers, result)
+
+
+def sse_body(reply: GatewayReply) -> bytes:
+    """An accepted answer as an SSE stream for clients that asked for ``stream: true``.
+
+    The answer is validated whole before the first byte is sent (validate before accept,
+    issue point 7), so the stream carries it in one content chunk, then the finish chunk
+    with usage, then ``[DONE]``; a failed attempt is never visible to the client.
+    """
+    body = reply.body
+    choice = body["choices"][0]
+    base = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"]}
+    delta = {k: v for k, v in choice["message"].items() if v is not None}
+    frames = [
+        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}], "usage": body.get("usage")},
+    ]
+    out = b"".join(b"data: " + json.dumps(f, ensure_ascii=False).encode() + b"\n\n" for f in frames)
+    return out + b"data: [DONE]\n\n"

@@ -1,0 +1,171 @@
+"""Fallback by capability, not rank (issue 7, point 6). Pure.
+
+Candidates are first filtered against the contract and the request (modalities, context
+>= estimated input + reserved output, tools, structured-output mode actually honoured,
+model class, region, estimated cost within the remaining budget, not on the ignore list),
+then ranked by measured health, latency and price. Breaker suppression is checked by the
+gateway when it is about to use a route (the breaker's half-open lease must be claimed at
+that moment, not at filtering time).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from routing.contracts import Contract
+
+# A route whose canary structured-output probes pass less often than this does not
+# count as supporting json_schema, whatever it advertises ("advertised versus honoured";
+# LLM verifiers hold schema accuracy >= 98 %, resilience.md §8.2; we allow some noise).
+DEFAULT_MIN_STRUCTURED_HONOURED = 0.9
+_CHARS_PER_TOKEN = 4  # the usual English estimate; also the simulator's count
+
+
+@dataclass(frozen=True)
+class RouteProfile:
+    """A route: a model on an endpoint, with its capability profile and measurements.
+
+    ``provider_tag`` pins one OpenRouter endpoint (``slug/variant``); None for a plain
+    OpenAI-compatible ``base_url`` (None = the default OpenRouter URL).
+    ``context_length`` tokens; prices USD per token; ``health`` 0..1 (recent success
+    share); ``latency_ms`` recent median (None = unmeasured);
+    ``structured_honoured`` 0..1 share of the canary's structured-output verdicts that
+    passed (None = no evidence).
+    """
+
+    name: str
+    model_id: str
+    provider_tag: str | None = None
+    base_url: str | None = None
+    api_key: str = ""
+    modalities: frozenset[str] = frozenset({"text"})
+    context_length: int = 8192
+    tools: bool = False
+    output_modes: frozenset[str] = frozenset()
+    model_class: str = ""
+    price_prompt_usd: float = 0.0
+    price_completion_usd: float = 0.0
+    region: str = ""
+    health: float = 1.0
+    latency_ms: float | None = None
+    structured_honoured: float | None = None
+
+
+@dataclass(frozen=True)
+class RequestNeeds:
+    """What a request asks of a route: estimated ``input_tokens``, reserved
+    ``output_tokens`` (max_tokens), input ``modalities``, whether it sends tools."""
+
+    input_tokens: int
+    output_tokens: int
+    modalities: frozenset[str]
+
+
+def estimate_needs(messages: Sequence[Mapping[str, Any]], *, max_tokens: int | None, tools: Any = None) -> RequestNeeds:
+    """Estimate tokens as characters / 4 over message text (and tool schemas), rounded up.
+
+    Image parts count as the "image" modality (and a flat 1000 tokens, a common tile
+    cost). The estimate errs high on purpose: a context filter that is too generous sends
+    requests that overflow (field case 5).
+    """
+    chars = 0
+    extra = 0
+    modalities = {"text"}
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            chars += len(content)
+        elif isinstance(content, list):
+            for part in content:
+                if not isinstance(part, dict):
+                    continue
+                if part.get("type") in ("image_url", "input_image", "image"):
+                    modalities.add("image")
+                    extra += 1000
+                elif part.get("type") in ("input_audio", "audio"):
+                    modalities.add("audio")
+                    extra += 1000
+                elif isinstance(part.get("text"), str):
+                    chars += len(part["text"])
+        chars += 4  # role and framing
+    if tools:
+        chars += len(repr(tools))
+    return RequestNeeds(math.ceil(chars / _CHARS_PER_TOKEN) + extra, max_tokens or 0, frozenset(modalities))
+
+
+def estimated_cost_usd(route: RouteProfile, needs: RequestNeeds) -> float:
+    """Upper estimate of one attempt's cost: input + reserved output tokens at list price."""
+    return needs.input_tokens * route.price_prompt_usd + needs.output_tokens * route.price_completion_usd
+
+
+def rejection_reason(
+    route: RouteProfile,
+    contract: Contract,
+    needs: RequestNeeds,
+    *,
+    budget_left_usd: float | None,
+    ignored: frozenset[str] = frozenset(),
+    min_structured_honoured: float = DEFAULT_MIN_STRUCTURED_HONOURED,
+) -> str | None:
+    """Why ``route`` may not serve this request under ``contract``; None when it may."""
+    missing = (needs.modalities | set(contract.modalities)) - route.modalities
+    if missing:
+        return f"modalities {sorted(missing)} not supported"
+    wanted_context = max(contract.min_context, needs.input_tokens + needs.output_tokens)
+    if route.context_length < wanted_context:
+        return f"context {route.context_length} < {wanted_context} tokens needed"
+    if contract.tools and not route.tools:
+        return "no tool use"
+    if contract.output_mode != "none":
+        if contract.output_mode not in route.output_modes:
+            return f"output mode {contract.output_mode} not advertised"
+        honoured = route.structured_honoured
+        if contract.output_mode == "json_schema" and honoured is not None and honoured < min_structured_honoured:
+            return f"json_schema advertised but honoured in {honoured:.0%} of canary probes"
+    if contract.model_classes and route.model_class not in contract.model_classes:
+        return f"model class {route.model_class!r} not allowed"
+    if contract.regions and route.region not in contract.regions:
+        return f"region {route.region!r} not allowed"
+    if budget_left_usd is not None and estimated_cost_usd(route, needs) > budget_left_usd:
+        return f"estimated cost {estimated_cost_usd(route, needs):.6f} USD exceeds the {budget_left_usd:.6f} USD left"
+    if route.provider_tag and (route.provider_tag.casefold() in ignored or route.provider_tag.split("/")[0].casefold() in ignored):
+        return "on the ignore list"
+    return None
+
+
+def rank(routes: Iterable[RouteProfile]) -> list[RouteProfile]:
+    """Best first: health (in 5 % bands, so noise does not reorder), then latency
+    (unmeasured routes after measured ones), then price per output token, then name."""
+
+    def key(route: RouteProfile) -> tuple[float, float, float, str]:
+        latency = route.latency_ms if route.latency_ms is not None else math.inf
+        return (-round(route.health * 20), latency, route.price_completion_usd + route.price_prompt_usd, route.name)
+
+    return sorted(routes, key=key)
+
+
+def candidates(
+    routes: Iterable[RouteProfile],
+    contract: Contract,
+    needs: RequestNeeds,
+    *,
+    budget_left_usd: float | None,
+    ignored: frozenset[str] = frozenset(),
+    min_structured_honoured: float = DEFAULT_MIN_STRUCTURED_HONOURED,
+) -> tuple[list[RouteProfile], dict[str, str]]:
+    """Filter then rank. Returns (eligible routes best first, {route name: why rejected})."""
+    eligible: list[RouteProfile] = []
+    rejected: dict[str, str] = {}
+    for route in routes:
+        reason = rejection_reason(
+            route, contract, needs, budget_left_usd=budget_left_usd, ignored=ignored,
+            min_structured_honoured=min_structured_honoured,
+        )
+        if reason is None:
+            eligible.append(route)
+        else:
+            rejected[route.name] = reason
+    return rank(eligible), rejected

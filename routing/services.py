@@ -1,0 +1,516 @@
+"""Routing services: the only writers of routing rows, and the process's gateway.
+
+- contracts: ``contract_version_create``, ``contracts_load_file``, ``contract_get``;
+- routes: ``route_profiles`` (cached), ``route_measurements_refresh``;
+- events: ``DbEventSink`` (synchronous) and ``BackgroundEventSink`` (a writer thread,
+  so the request path never waits on PostgreSQL);
+- the execution ledger: ``ledger_claim``, ``ledger_finish``;
+- ``gateway_get`` (one per process) and ``chat_completion_create``, the in-process
+  client function backends call (the API view calls it too).
+
+Settings read (all optional, with defaults): ROUTING_REDIS_URL (default REDIS_URL),
+ROUTING_BREAKER (dict of ``BreakerConfig`` fields), ROUTING_EVENT_CONTENT ("hash" or
+"redact"), ROUTING_EVENTS_ASYNC (True), ROUTING_CACHE_S (5), ROUTING_CONNECT_TIMEOUT_S
+(3.0), ROUTING_MIN_STRUCTURED_HONOURED (0.9), ROUTING_MAX_CONNECTIONS (256),
+ROUTING_BREAKER_PREFIX ("routing:breaker").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.db import IntegrityError, close_old_connections, connection, transaction
+from django.db.models import Max
+from django.utils import timezone
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from routing.breaker import BreakerConfig, BreakerStore
+from routing.contracts import Contract, ContractError, contract_from_dict
+from routing.gateway import Gateway, GatewayResult, RequestInvalid
+from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
+from routing.responses import GatewayReply, error_reply, reply_for
+from routing.selection import DEFAULT_MIN_STRUCTURED_HONOURED, RouteProfile
+from routing.upstream import Upstream
+
+log = logging.getLogger(__name__)
+
+
+def _setting(name: str, default: Any) -> Any:
+    return getattr(settings, name, default)
+
+
+# ---------------------------------------------------------------------------- contracts
+
+
+class ContractNotFound(LookupError):
+    """No contract version with that name and version."""
+
+
+def contract_version_create(spec: dict[str, Any], *, actor: str = "", note: str = "") -> ContractVersion:
+    """Store ``spec`` as the next version of its contract (``spec["name"]``).
+
+    The version number is assigned here (latest + 1) and written into the stored spec.
+    Raises ``ContractError`` when the spec is not a valid contract.
+    """
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+        raise ContractError("a contract needs a 'name'")
+    name = spec["name"]
+    with transaction.atomic():
+        # Serialise version numbering per name; the unique constraint is the last guard.
+        latest = ContractVersion.objects.select_for_update().filter(name=name).aggregate(v=Max("version"))["v"] or 0
+        stored = {**spec, "version": latest + 1}
+        contract_from_dict(stored)
+        return ContractVersion.objects.create(
+            name=name, version=latest + 1, spec=stored, note=note, created_by=actor, created_at=timezone.now()
+        )
+
+
+def contracts_load_file(path: str | Path, *, actor: str = "file") -> list[ContractVersion]:
+    """Load contracts from a JSON file (one object or a list). A contract whose content
+    equals its latest stored version is skipped; any other becomes a new version.
+    Raises ``ContractError`` (naming the file and entry) on the first invalid one; nothing
+    is stored in that case."""
+    raw = json.loads(Path(path).read_text())
+    entries = raw if isinstance(raw, list) else [raw]
+    created: list[ContractVersion] = []
+    with transaction.atomic():
+        for i, entry in enumerate(entries):
+            try:
+                if not isinstance(entry, dict):
+                    raise ContractError("expected a JSON object")
+                latest = ContractVersion.objects.filter(name=entry.get("name")).order_by("-version").first()
+                if latest is not None:
+                    same = {k: v for k, v in latest.spec.items() if k != "version"} == {k: v for k, v in entry.items() if k != "version"}
+                    if same:
+                        continue
+                created.append(contract_version_create(dict(entry), actor=actor, note=f"loaded from {Path(path).name}"))
+            except ContractError as exc:
+                raise ContractError(f"{path} entry {i}: {exc}") from exc
+    return created
+
+
+_contracts: dict[tuple[str, int], Contract] = {}
+_contracts_lock = threading.Lock()
+
+
+def contract_get(name: str, version: int) -> Contract:
+    """The parsed contract ``name@version`` (cached: versions are immutable). Marks the
+    version as in use on first use. Raises ``ContractNotFound``."""
+    key = (name, version)
+    with _contracts_lock:
+        cached = _contracts.get(key)
+    if cached is not None:
+        return cached
+    row = ContractVersion.objects.filter(name=name, version=version).first()
+    if row is None:
+        raise ContractNotFound(f"no contract {name}@{version}")
+    contract = contract_from_dict(row.spec)
+    if row.first_used_at is None:
+        ContractVersion.objects.filter(pk=row.pk, first_used_at__isnull=True).update(first_used_at=timezone.now())
+    with _contracts_lock:
+        _contracts[key] = contract
+    return contract
+
+
+# ---------------------------------------------------------------------------- routes
+
+
+def route_profile(row: Route) -> RouteProfile:
+    """A ``Route`` row as the pure ``RouteProfile`` the gateway reads."""
+    return RouteProfile(
+        name=row.name,
+        model_id=row.model_id,
+        provider_tag=row.provider_tag or None,
+        base_url=row.base_url or None,
+        api_key=str(_setting(row.api_key_setting, "")) if row.api_key_setting else "",
+        modalities=frozenset(row.modalities or ["text"]),
+        context_length=row.context_length,
+        tools=row.tools,
+        output_modes=frozenset(row.output_modes or []),
+        model_class=row.model_class,
+        price_prompt_usd=float(row.price_prompt_usd),
+        price_completion_usd=float(row.price_completion_usd),
+        region=row.region,
+        health=row.health,
+        latency_ms=row.latency_ms,
+        structured_honoured=row.structured_honoured,
+    )
+
+
+class _Cached:
+    """A value recomputed at most every ``ttl_s`` seconds (thread-safe)."""
+
+    def __init__(self, ttl_s: float, load: Callable[[], Any]) -> None:
+        self.ttl_s = ttl_s
+        self.load = load
+        self._value: Any = None
+        self._until = 0.0
+        self._lock = threading.Lock()
+
+    def get(self) -> Any:
+        now = time.monotonic()
+        if now < self._until:
+            return self._value
+        with self._lock:
+            if now >= self._until:
+                self._value = self.load()
+                self._until = time.monotonic() + self.ttl_s
+        return self._value
+
+    def clear(self) -> None:
+        self._until = 0.0
+
+
+_routes_cache = _Cached(5.0, lambda: [route_profile(r) for r in Route.objects.filter(enabled=True)])
+
+
+def route_profiles() -> list[RouteProfile]:
+    """Enabled routes as profiles, cached ``ROUTING_CACHE_S`` seconds per process."""
+    _routes_cache.ttl_s = float(_setting("ROUTING_CACHE_S", 5.0))
+    return list(_routes_cache.get())
+
+
+def routes_cache_clear() -> None:
+    _routes_cache.clear()
+
+
+_ignore_cache: dict[str, tuple[float, frozenset[str]]] = {}
+
+
+def ignored_get(model_id: str) -> frozenset[str]:
+    """The canary's merged ignore list for ``model_id`` (lower-cased tags and slugs),
+    cached ``ROUTING_CACHE_S`` seconds. A failing lookup never blocks routing."""
+    now = time.monotonic()
+    hit = _ignore_cache.get(model_id)
+    if hit is not None and hit[0] > now:
+        return hit[1]
+    try:
+        from canary.quarantine import ignore_list_get
+
+        value = frozenset(t.casefold() for t in ignore_list_get(model_id, timezone.now())["ignore"])
+    except Exception as exc:  # noqa: BLE001 - the ops state must never block a chat
+        log.error("ignore list of %s unavailable, routing without it: %s", model_id, exc)
+        value = hit[1] if hit is not None else frozenset()
+    _ignore_cache[model_id] = (now + float(_setting("ROUTING_CACHE_S", 5.0)), value)
+    return value
+
+
+def route_measurements_refresh(*, window: timedelta = timedelta(hours=1)) -> int:
+    """Recompute each route's health (accepted share of its attempts), median latency (ms)
+    from recent attempt events, and its structured-output honour rate from the canary's
+    structured verdicts on the pinned endpoint ("advertised versus honoured", issue
+    point 2). Returns the number of routes updated."""
+    from canary.models import ProbeResult
+    from canary.probes import STRUCTURED
+
+    since = timezone.now() - window
+    updated = 0
+    for route in Route.objects.all():
+        attempts = list(
+            AttemptEvent.objects.filter(route=route.name, started_at__gte=since)
+            .exclude(status="cancelled").exclude(failure_class="incompatible").values_list("status", "latency_ms")
+        )
+        if attempts:
+            route.health = sum(1 for s, _ in attempts if s == "accepted") / len(attempts)
+            latencies = sorted(ms for s, ms in attempts if s == "accepted")
+            route.latency_ms = latencies[len(latencies) // 2] if latencies else None
+        if route.provider_tag:
+            verdicts = list(
+                ProbeResult.objects.filter(endpoint__tag=route.provider_tag, endpoint__model_id=route.model_id,
+                                           kind=STRUCTURED, created_at__gte=timezone.now() - timedelta(days=7))
+                .exclude(verdict__in=["inconclusive", "transport_error", "not_applicable"])
+                .values_list("verdict", flat=True)
+            )
+            if verdicts:
+                route.structured_honoured = sum(1 for v in verdicts if v == "pass") / len(verdicts)
+        route.measured_at = timezone.now()
+        route.save(update_fields=["health", "latency_ms", "structured_honoured", "measured_at"])
+        updated += 1
+    routes_cache_clear()
+    return updated
+
+
+# ---------------------------------------------------------------------------- events
+
+
+def _content_field(text: str | None) -> str:
+    if not text:
+        return ""
+    if _setting("ROUTING_EVENT_CONTENT", "hash") == "redact":
+        return f"[redacted {len(text)} chars]"
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+_REQUEST_COLUMNS = ("operation_id", "contract", "outcome", "failure_class", "error_code", "message", "final_route",
+                    "attempt_count", "latency_ms", "cost_usd", "prompt", "output", "started_at")
+_ATTEMPT_COLUMNS = ("operation_id", "attempt_id", "index", "route", "status", "failure_class", "failure_reason",
+                    "message", "http_status", "latency_ms", "ttft_ms", "tokens_in", "tokens_out", "cost_usd",
+                    "fallback_reason", "validation", "breaker_state", "breaker_opened", "hedge", "started_at")
+
+
+def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
+    # Table and column names are our own constants, quoted; values go as parameters.
+    quote = connection.ops.quote_name
+    return f"INSERT INTO {quote(table)} ({', '.join(quote(c) for c in columns)}) VALUES ({', '.join(['%s'] * len(columns))})"  # noqa: S608
+
+
+def events_write(results: list[GatewayResult]) -> None:
+    """Write request and attempt rows for finished gateway runs (one transaction).
+
+    Plain ``executemany`` rather than ORM ``bulk_create``: the writer shares the
+    process (and its GIL) with the request path, and model instances per row cost more
+    CPU than the insert itself (the bench's 2 ms budget).
+    """
+    if not results:
+        return
+    ops = connection.ops
+
+    def when(epoch_s: float) -> Any:
+        return ops.adapt_datetimefield_value(datetime.fromtimestamp(epoch_s, tz=UTC))
+
+    def usd(value: float) -> Any:
+        return ops.adapt_decimalfield_value(Decimal(str(round(value, 8))), 14, 8)
+
+    requests = [
+        (r.operation_id, r.contract, r.outcome, r.failure_class, r.error_code, r.message[:2000],
+         r.route.name if r.route else "", len(r.attempts), r.latency_ms, usd(r.cost_usd),
+         _content_field(r.request_text), _content_field(r.answer.content if r.answer else None), when(r.started_at))
+        for r in results
+    ]
+    attempts = [
+        (r.operation_id, a.attempt_id, a.index, a.route, a.status, a.failure_class, a.failure_reason[:60], a.message,
+         a.http_status, a.latency_ms, a.ttft_ms, a.tokens_in, a.tokens_out, usd(a.cost_usd), a.fallback_reason[:300],
+         a.validation, a.breaker_state, a.breaker_opened, a.hedge, when(a.started_at))
+        for r in results
+        for a in r.attempts
+    ]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.executemany(_insert_sql(RequestEvent._meta.db_table, _REQUEST_COLUMNS), requests)
+        if attempts:
+            cursor.executemany(_insert_sql(AttemptEvent._meta.db_table, _ATTEMPT_COLUMNS), attempts)
+
+
+class DbEventSink:
+    """Writes each result's rows before ``emit`` returns (tests; low-volume tools)."""
+
+    def emit(self, result: GatewayResult) -> None:
+        events_write([result])
+
+
+class BackgroundEventSink:
+    """Queues results; one daemon thread writes them in batches (up to ``batch`` rows
+    or every ``interval_s``). Keeps PostgreSQL off the request path (the bench's 2 ms
+    budget). A crash loses at most the last interval's events; ``flush`` waits for the
+    queue to drain."""
+
+    def __init__(self, *, batch: int = 200, interval_s: float = 0.2) -> None:
+        self.batch = batch
+        self.interval_s = interval_s
+        self._queue: queue.Queue[GatewayResult] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="routing-events", daemon=True)
+        self._thread.start()
+
+    def emit(self, result: GatewayResult) -> None:
+        self._queue.put(result)
+
+    def flush(self, timeout_s: float = 5.0) -> None:
+        end = time.monotonic() + timeout_s
+        while (self._queue.unfinished_tasks and time.monotonic() < end):
+            time.sleep(0.01)
+
+    def _run(self) -> None:
+        while True:
+            items = [self._queue.get()]
+            end = time.monotonic() + self.interval_s
+            while len(items) < self.batch:
+                try:
+                    items.append(self._queue.get(timeout=max(0.0, end - time.monotonic())))
+                except queue.Empty:
+                    break
+            try:
+                close_old_connections()
+                events_write(items)
+            except Exception:  # noqa: BLE001 - losing events must not stop the writer
+                log.exception("could not write %d routing events", len(items))
+            finally:
+                for _ in items:
+                    self._queue.task_done()
+
+
+# ---------------------------------------------------------------------------- ledger
+
+
+class LedgerConflict(Exception):
+    """The key is claimed and still running (409), or its outcome is unknown."""
+
+    def __init__(self, row: ExecutionLedger) -> None:
+        super().__init__(f"{row.key} is {row.status}")
+        self.row = row
+
+
+class LedgerMismatch(Exception):
+    """The key was used with other arguments (422)."""
+
+
+def fingerprint(value: Any) -> str:
+    """A stable digest of JSON-serialisable arguments."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
+
+
+def ledger_claim(key: str, *, kind: str, fingerprint_hex: str, operation_id: str = "") -> tuple[bool, ExecutionLedger]:
+    """Claim execution ``key`` once. Returns (True, row) when this caller must run the
+    side effect, (False, row) when it already ran ("done": replay ``row.result``).
+    Raises ``LedgerConflict`` when it is running or its outcome is unknown, and
+    ``LedgerMismatch`` when the key was used with different arguments.
+    The unique constraint on ``key`` decides races between processes (style guide)."""
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            row = ExecutionLedger.objects.create(
+                key=key, kind=kind, fingerprint=fingerprint_hex, operation_id=operation_id,
+                status="claimed", created_at=now, updated_at=now,
+            )
+        return True, row
+    except IntegrityError:
+        row = ExecutionLedger.objects.get(key=key)
+    if row.fingerprint != fingerprint_hex:
+        raise LedgerMismatch(f"{key} was used with different arguments")
+    if row.status == "done":
+        return False, row
+    raise LedgerConflict(row)
+
+
+def ledger_finish(key: str, status: str, result: Any = None) -> None:
+    """Settle a claimed key: "done" (keep ``result`` for replay), "unknown" (keep, never
+    replay), or "failed" (release: nothing happened, the caller may try again)."""
+    if status == "failed":
+        ExecutionLedger.objects.filter(key=key, status="claimed").delete()
+        return
+    ExecutionLedger.objects.filter(key=key).update(status=status, result=result, updated_at=timezone.now())
+
+
+# ---------------------------------------------------------------------------- the gateway
+
+
+_gateway: Gateway | None = None
+_gateway_lock = threading.Lock()
+
+
+def breaker_store(config: BreakerConfig | None = None) -> BreakerStore:
+    """A breaker store on ``ROUTING_REDIS_URL`` (default ``REDIS_URL``) under the key
+    prefix ``ROUTING_BREAKER_PREFIX`` with ``ROUTING_BREAKER`` overrides."""
+    url = _setting("ROUTING_REDIS_URL", None) or settings.REDIS_URL
+    overrides = {"local_cache_s": 1.0, **(_setting("ROUTING_BREAKER", {}) or {})}
+    prefix = _setting("ROUTING_BREAKER_PREFIX", "routing:breaker")
+    # Short timeouts and no client retries: the breaker is on every request's path and
+    # fails open when Redis is away (breaker.py).
+    client = redis.Redis.from_url(url, socket_connect_timeout=0.25, socket_timeout=0.25, retry=Retry(NoBackoff(), 0))
+    return BreakerStore(client, config or BreakerConfig(**overrides), prefix=prefix)
+
+
+def gateway_get() -> Gateway:
+    """The process's gateway (built on first use from settings): one HTTP client, one
+    Redis pool, one event writer."""
+    global _gateway
+    with _gateway_lock:
+        if _gateway is None:
+            upstream = Upstream(
+                default_base_url=settings.OPENROUTER_BASE_URL,
+                api_key=settings.OPENROUTER_API_KEY,
+                connect_timeout_s=float(_setting("ROUTING_CONNECT_TIMEOUT_S", 3.0)),
+                max_connections=int(_setting("ROUTING_MAX_CONNECTIONS", 256)),
+                headers={"HTTP-Referer": settings.OPENROUTER_REFERER, "X-OpenRouter-Title": "Reverie Ops gateway"},
+            )
+            sink = BackgroundEventSink() if _setting("ROUTING_EVENTS_ASYNC", True) else DbEventSink()
+            _gateway = Gateway(
+                routes=route_profiles,
+                upstream=upstream,
+                breakers=breaker_store(),
+                ignored=ignored_get,
+                sink=sink,
+                min_structured_honoured=float(_setting("ROUTING_MIN_STRUCTURED_HONOURED", DEFAULT_MIN_STRUCTURED_HONOURED)),
+            )
+        return _gateway
+
+
+def gateway_reset() -> None:
+    """Drop the process's gateway (tests change settings between cases)."""
+    global _gateway
+    with _gateway_lock:
+        if _gateway is not None:
+            _gateway.upstream.close()
+        _gateway = None
+    routes_cache_clear()
+    _ignore_cache.clear()
+    with _contracts_lock:
+        _contracts.clear()
+
+
+def chat_completion_create(
+    contract: str,
+    version: int,
+    body: dict[str, Any],
+    *,
+    operation_id: str | None = None,
+    gateway: Gateway | None = None,
+) -> GatewayReply:
+    """The in-process client: what ``POST /v1/chat/completions`` does, without HTTP.
+
+    ``contract``/``version`` name the contract; ``body`` is an OpenAI chat request;
+    ``operation_id`` is the idempotency key (required by contracts with side effects:
+    the request is claimed in the execution ledger, replayed when done, refused with 409
+    while running or when its outcome is unknown, 422 with other arguments).
+    Returns a ``GatewayReply`` (status, body, headers); never raises for bad input.
+    """
+    try:
+        spec = contract_get(contract, version)
+    except ContractNotFound as exc:
+        return error_reply(404, "unknown_contract", str(exc))
+    except ContractError as exc:
+        return error_reply(500, "invalid_contract", f"stored contract {contract}@{version} is invalid: {exc}")
+    gw = gateway or gateway_get()
+    ledger_key = None
+    if spec.side_effects:
+        if not operation_id:
+            return error_reply(400, "idempotency_key_required",
+                               f"contract {spec.key} has side effects: send an Idempotency-Key")
+        ledger_key = f"request:{spec.name}:{operation_id}"
+        try:
+            claimed, row = ledger_claim(ledger_key, kind="request", fingerprint_hex=fingerprint(body), operation_id=operation_id)
+        except LedgerMismatch as exc:
+            return error_reply(422, "idempotency_key_reused", f"{exc}; use a new key for a new request")
+        except LedgerConflict as exc:
+            detail = "still running" if exc.row.status == "claimed" else "its outcome is unknown and it is not replayed"
+            return error_reply(409, "idempotency_conflict", f"operation {operation_id} is {detail}",
+                               failure_class="ambiguous" if exc.row.status == "unknown" else "transient")
+        if not claimed:
+            stored = row.result or {}
+            return GatewayReply(stored.get("status", 200), stored.get("body", {}), stored.get("headers", {}), replayed=True)
+    try:
+        result = gw.complete(spec, body, operation_id=operation_id)
+    except RequestInvalid as exc:
+        if ledger_key:
+            ledger_finish(ledger_key, "failed")
+        return error_reply(400, "invalid_request", str(exc))
+    except Exception:
+        if ledger_key:
+            ledger_finish(ledger_key, "unknown")
+        raise
+    reply = reply_for(result)
+    if ledger_key:
+        status = {"accepted": "done", "unknown": "unknown"}.get(result.outcome, "failed")
+        ledger_finish(ledger_key, status, {"status": reply.status, "body": reply.body, "headers": reply.headers})
+    return reply

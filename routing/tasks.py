@@ -1,0 +1,13 @@
+"""Celery tasks of the gateway (scheduled by an admin in django-celery-beat)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from routing.services import route_measurements_refresh
+
+
+@shared_task(ignore_result=True)
+def route_measurements_refresh_task() -> int:
+    """Refresh every route's health, latency and structured-output honour rate."""
+    return route_measurements_refresh()

@@ -1,0 +1,112 @@
+"""Validate before accept (issue 7, point 7). Pure.
+
+Every answer, the primary's included, passes here before it is cached, counted as a
+success or handed to a tool executor. In order:
+
+1. finish reason: one the contract accepts (``length`` = truncation is rejected unless the
+   contract lists it; a missing finish reason is never accepted);
+2. output present and at least ``min_output_chars`` long (tool-call answers excepted);
+3. structured output: parses as JSON and validates against the contract's *original*
+   schema (required fields, enums, types, invariants the schema states);
+4. tool calls: only registered names; arguments parse as JSON and validate against each
+   tool's schema;
+5. named semantic checks from ``routing/semantic.py``.
+
+The only normalisation is stripping surrounding whitespace from text. Nothing is
+guessed: a missing field stays missing (and fails), fenced JSON is not unwrapped, tool
+arguments are never rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from routing.contracts import Contract
+from routing.semantic import SEMANTIC_CHECKS
+from routing.stream import Answer
+
+_MAX_PROBLEMS = 10
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    """``ok`` when no problem was found; ``problems`` are short sentences naming the
+    field; ``value`` is the parsed structured output (dict/list) or the stripped text."""
+
+    ok: bool
+    problems: tuple[str, ...]
+    value: Any = None
+
+    @property
+    def summary(self) -> str:
+        return "passed" if self.ok else "; ".join(self.problems)
+
+
+def _schema_problems(validator: Any, instance: Any, where: str) -> list[str]:
+    problems = []
+    for error in validator.iter_errors(instance):
+        path = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        problems.append(f"{where} {path}: {error.message}")
+        if len(problems) >= _MAX_PROBLEMS:
+            break
+    return problems
+
+
+def validate_answer(contract: Contract, answer: Answer) -> ValidationResult:
+    """Check ``answer`` against ``contract``; never raises on what the model sent."""
+    problems: list[str] = []
+    finish = answer.finish_reason
+    if finish is None:
+        problems.append("no finish reason: the answer may be incomplete")
+    elif finish not in contract.finish_reasons:
+        label = "truncated (finish_reason length)" if finish == "length" else f"finish_reason {finish!r}"
+        problems.append(f"{label} not accepted; contract accepts {list(contract.finish_reasons)}")
+
+    text = (answer.content or "").strip()
+    value: Any = text
+    if answer.tool_calls:
+        problems += _tool_problems(contract, answer)
+    elif len(text) < contract.min_output_chars:
+        problems.append(f"output is {len(text)} characters, contract requires at least {contract.min_output_chars}")
+
+    if contract.output_mode in ("json_schema", "json_object") and not answer.tool_calls and text:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            problems.append(f"structured output is not JSON ({exc.msg} at char {exc.pos})")
+            value = None
+        else:
+            if contract.output_mode == "json_object" and not isinstance(value, dict):
+                problems.append(f"structured output is a {type(value).__name__}, not an object")
+            if contract.output_validator is not None:
+                problems += _schema_problems(contract.output_validator, value, "output")
+
+    if not problems:
+        for spec in contract.semantic_checks:
+            check = SEMANTIC_CHECKS[spec.name]
+            try:
+                found = check(value, spec.params)
+            except Exception as exc:  # noqa: BLE001 - a buggy check must fail the answer, not the request
+                found = [f"check crashed: {type(exc).__name__}: {exc}"]
+            problems += [f"{spec.name}: {p}" for p in found]
+    return ValidationResult(not problems, tuple(problems[:_MAX_PROBLEMS]), value if not problems else None)
+
+
+def _tool_problems(contract: Contract, answer: Answer) -> list[str]:
+    problems: list[str] = []
+    for i, call in enumerate(answer.tool_calls):
+        if not call.name or call.name not in contract.tool_validators:
+            problems.append(f"tool_calls[{i}]: tool {call.name!r} is not registered; allowed: {sorted(contract.tool_validators)}")
+            continue
+        try:
+            arguments = json.loads(call.arguments) if call.arguments.strip() else None
+        except json.JSONDecodeError as exc:
+            problems.append(f"tool_calls[{i}] {call.name}: arguments are not JSON ({exc.msg})")
+            continue
+        if not isinstance(arguments, dict):
+            problems.append(f"tool_calls[{i}] {call.name}: arguments must be a JSON object")
+            continue
+        problems += _schema_problems(contract.tool_validators[call.name], arguments, f"tool_calls[{i}] {call.name}")
+    return problems

@@ -1,0 +1,185 @@
+"""POST /v1/chat/completions and the in-process client (issue 7, points 11 and 12), end to
+end: Django test client -> gateway -> simulator over HTTP, real PostgreSQL and Redis."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+import redis
+
+from canary.tokens import service_token_issue
+from routing.models import AttemptEvent, ExecutionLedger, RequestEvent, Route
+from routing.services import (
+    breaker_store,
+    chat_completion_create,
+    contract_version_create,
+    gateway_reset,
+)
+from tests.routing.conftest import MODEL, endpoint, fleet, sim_reset_stats, sim_stats
+
+CHAT = {"name": "chat", "workload": "text", "deadline_s": 8, "max_attempts": 3, "max_fallbacks": 2,
+        "finish_reasons": ["stop", "length"], "connect_s": 0.2, "generation_s": 1.0, "validation_s": 0.1}
+BODY = {"model": "anything", "messages": [{"role": "user", "content": "Say hello to the traveller."}], "max_tokens": 60}
+
+
+@pytest.fixture
+def gateway_env(settings, start_sim, use_sim):
+    """Routes alpha/beta/gamma in the database, events written synchronously, a private
+    breaker prefix; ``env.sim(fleet)`` starts the simulator and points the gateway at it."""
+    prefix = f"test:breaker:{uuid.uuid4().hex}"
+    settings.ROUTING_EVENTS_ASYNC = False
+    settings.ROUTING_BREAKER_PREFIX = prefix
+    settings.ROUTING_BREAKER = {"consecutive": 1, "open_s": 30}
+    settings.ROUTING_EVENT_CONTENT = "hash"
+    gateway_reset()
+    for i, name in enumerate(["alpha", "beta", "gamma"]):
+        Route.objects.create(name=name, model_id=MODEL, provider_tag=f"{name}/fp8", modalities=["text"],
+                             context_length=131072, price_prompt_usd=f"0.000000{i + 1}", price_completion_usd="0.0000002")
+    contract_version_create(dict(CHAT))
+    _, token = service_token_issue(f"backend-{uuid.uuid4().hex[:6]}")
+
+    class Env:
+        auth = {"HTTP_AUTHORIZATION": f"Bearer {token}", "HTTP_X_ROUTING_CONTRACT": "chat@1"}
+
+        def sim(self, world):
+            return use_sim(start_sim(world))
+
+    yield Env()
+    gateway_reset()
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    keys = list(client.scan_iter(f"{prefix}:*"))
+    if keys:
+        client.delete(*keys)
+
+
+def post(client, env, body=BODY, **headers):
+    return client.post("/v1/chat/completions", data=json.dumps(body), content_type="application/json", **{**env.auth, **headers})
+
+
+@pytest.mark.django_db
+def test_the_accepted_answer_names_its_route_and_attempt_count(client, gateway_env):
+    gateway_env.sim(fleet(endpoint("alpha", {"http_error": {"rate": 1, "status": 503}}), endpoint("beta"), endpoint("gamma")))
+    response = post(client, gateway_env)
+    assert response.status_code == 200, response.content
+    assert response["X-Routing-Route"] == "beta" and response["X-Routing-Attempts"] == "2"
+    body = response.json()
+    assert body["object"] == "chat.completion" and body["choices"][0]["finish_reason"] == "stop"
+    content = body["choices"][0]["message"]["content"]
+    assert content and content == content.strip()
+    event = RequestEvent.objects.get(operation_id=response["X-Routing-Operation-Id"])
+    assert (event.outcome, event.final_route, event.attempt_count, event.contract) == ("accepted", "beta", 2, "chat@1")
+    assert event.prompt.startswith("sha256:") and "traveller" not in event.prompt
+    attempts = list(AttemptEvent.objects.filter(request=event).order_by("index"))
+    assert [(a.route, a.status, a.failure_class, a.http_status) for a in attempts] == [
+        ("alpha", "failed", "transient", 503), ("beta", "accepted", "", 200)]
+    assert attempts[1].fallback_reason == "fallback after transient (http_503) on alpha"
+    assert attempts[1].validation == "passed" and attempts[1].cost_usd > 0
+
+
+@pytest.mark.django_db
+def test_a_failure_names_the_class_and_lists_every_attempt(client, gateway_env):
+    always_429 = {"http_error": {"rate": 1, "status": 429}}
+    gateway_env.sim(fleet(endpoint("alpha", always_429), endpoint("beta", always_429), endpoint("gamma", always_429)))
+    response = post(client, gateway_env)
+    assert response.status_code == 502
+    error = response.json()["error"]
+    assert error["failure_class"] == "transient" and error["code"] == "attempt_budget_exhausted"
+    assert [a["route"] for a in error["attempts"]] == ["alpha", "beta", "gamma"]
+    assert response["X-Routing-Attempts"] == "3"
+
+
+@pytest.mark.django_db
+def test_retry_after_when_every_route_is_suppressed(client, gateway_env):
+    sim = gateway_env.sim(fleet(endpoint("alpha", {"http_error": {"rate": 1, "status": 429, "retry_after_s": 45}}),
+                                endpoint("beta", {"http_error": {"rate": 1, "status": 500}}),
+                                endpoint("gamma", {"http_error": {"rate": 1, "status": 500}})))
+    first = post(client, gateway_env)
+    # All three failed: alpha suppressed 45 s (its Retry-After, longer than the 30 s
+    # breaker), beta and gamma 30 s (breakers).
+    assert first.status_code == 502
+    sim_reset_stats(sim)
+    second = post(client, gateway_env)
+    assert second.status_code == 503
+    assert second.json()["error"]["code"] == "all_routes_suppressed"
+    assert 28 <= int(second["Retry-After"]) <= 30  # the earliest a route comes back
+    assert sum(sim_stats(sim).values()) == 0
+    assert breaker_store().suppressed_until_ms("beta") > 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("headers", "body", "status", "fragment"),
+    [
+        ({"HTTP_AUTHORIZATION": "Bearer wrong"}, BODY, 401, "service token"),
+        ({"HTTP_X_ROUTING_CONTRACT": "chat"}, BODY, 400, "<contract name>@<version>"),
+        ({"HTTP_X_ROUTING_CONTRACT": "nope@1"}, BODY, 404, "no contract nope@1"),
+        ({}, {"messages": []}, 400, "messages: a non-empty list"),
+        ({}, {**BODY, "provider": {"only": ["x"]}}, 400, "provider.only: chosen by the gateway"),
+    ],
+)
+def test_bad_input_gets_a_clear_error(client, gateway_env, headers, body, status, fragment):
+    response = post(client, gateway_env, body, **headers)
+    assert response.status_code == status
+    assert fragment in response.json()["error"]["message"]
+
+
+@pytest.mark.django_db
+def test_invalid_json_is_a_400(client, gateway_env):
+    response = client.post("/v1/chat/completions", data=b"{not json", content_type="application/json", **gateway_env.auth)
+    assert response.status_code == 400 and "not valid JSON" in response.json()["error"]["message"]
+
+
+@pytest.mark.django_db
+def test_a_streaming_client_gets_only_the_accepted_answer(client, gateway_env):
+    gateway_env.sim(fleet(endpoint("alpha", {"midstream_error": {"rate": 1}}), endpoint("beta"), endpoint("gamma")))
+    response = post(client, gateway_env, {**BODY, "stream": True})
+    assert response.status_code == 200 and response["Content-Type"] == "text/event-stream"
+    text = response.content.decode()
+    assert text.endswith("data: [DONE]\n\n") and '"finish_reason": "stop"' in text
+    assert "error" not in text and response["X-Routing-Route"] == "beta"
+
+
+@pytest.mark.django_db
+def test_the_in_process_client_does_the_same(gateway_env):
+    gateway_env.sim(fleet(endpoint("alpha"), endpoint("beta"), endpoint("gamma")))
+    reply = chat_completion_create("chat", 1, dict(BODY))
+    assert reply.ok and reply.headers["X-Routing-Route"] == "alpha" and reply.content
+
+
+@pytest.mark.django_db
+def test_a_side_effect_workload_needs_a_key_and_is_replayed_not_rerun(gateway_env, settings):
+    contract_version_create({**CHAT, "name": "book-table", "side_effects": True})
+    sim = gateway_env.sim(fleet(endpoint("alpha"), endpoint("beta"), endpoint("gamma")))
+    assert chat_completion_create("book-table", 1, dict(BODY)).status == 400
+    first = chat_completion_create("book-table", 1, dict(BODY), operation_id="op-1")
+    assert first.ok
+    sim_reset_stats(sim)
+    again = chat_completion_create("book-table", 1, dict(BODY), operation_id="op-1")
+    assert again.replayed and again.body == first.body and sum(sim_stats(sim).values()) == 0
+    other = chat_completion_create("book-table", 1, {**BODY, "max_tokens": 10}, operation_id="op-1")
+    assert other.status == 422
+
+
+@pytest.mark.django_db
+def test_an_unknown_outcome_is_recorded_and_never_replayed(gateway_env):
+    contract_version_create({**CHAT, "name": "book-table", "side_effects": True})
+    sim = gateway_env.sim(fleet(endpoint("alpha", {"reset": {"rate": 1}}), endpoint("beta"), endpoint("gamma")))
+    first = chat_completion_create("book-table", 1, dict(BODY), operation_id="op-2")
+    assert first.body["error"]["code"] == "outcome_unknown" and first.body["error"]["failure_class"] == "ambiguous"
+    assert ExecutionLedger.objects.get(key="request:book-table:op-2").status == "unknown"
+    sim_reset_stats(sim)
+    again = chat_completion_create("book-table", 1, dict(BODY), operation_id="op-2")
+    assert again.status == 409 and "not replayed" in again.body["error"]["message"]
+    assert sum(sim_stats(sim).values()) == 0
+    assert RequestEvent.objects.get(operation_id="op-2").outcome == "unknown"
+
+
+@pytest.mark.django_db
+def test_outputs_can_be_redacted_instead_of_hashed(gateway_env, settings):
+    settings.ROUTING_EVENT_CONTENT = "redact"
+    gateway_env.sim(fleet(endpoint("alpha"), endpoint("beta"), endpoint("gamma")))
+    reply = chat_completion_create("chat", 1, dict(BODY))
+    event = RequestEvent.objects.get(operation_id=reply.headers["X-Routing-Operation-Id"])
+    assert event.prompt.startswith("[redacted ") and event.output.startswith("[redacted ")

@@ -1,0 +1,106 @@
+"""Routing contracts: strict parsing (issue 7, point 1) and versions in the database."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from routing.contracts import ContractError, contract_from_dict, contract_to_dict
+from routing.models import ContractVersion
+from routing.services import (
+    contract_get,
+    contract_version_create,
+    contracts_load_file,
+    gateway_reset,
+)
+
+INVOICE = {
+    "name": "invoice-extract", "version": 1, "workload": "structured", "output_mode": "json_schema",
+    "output_schema": {"type": "object", "required": ["total", "currency"],
+                      "properties": {"total": {"type": "number"}, "currency": {"type": "string"}}},
+    "semantic_checks": ["invoice_totals_non_negative", {"name": "currency_code_valid", "params": {"field": "currency"}}],
+    "deadline_s": 20, "max_attempts": 2, "max_fallbacks": 1,
+}
+
+
+def test_a_full_contract_round_trips():
+    contract = contract_from_dict(INVOICE)
+    assert contract.key == "invoice-extract@1" and contract.allowances.required_s == pytest.approx(1.6)
+    assert contract_from_dict(contract_to_dict(contract)) == contract
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"colour": "blue"}, "unknown field(s) ['colour']"),
+        ({"max_fallbacks": 2, "max_attempts": None}, "max_fallbacks is 2 but max_attempts"),
+        ({"workload": "poetry"}, "workload: 'poetry' is not one of"),
+        ({"deadline_s": -1}, "deadline_s: must be > 0"),
+        ({"deadline_s": "soon"}, "deadline_s: expected a number"),
+        ({"max_attempts": 9}, "max_attempts: at most 5"),
+        ({"output_schema": {"type": "nonsense"}}, "output_schema: not a valid JSON schema"),
+        ({"semantic_checks": ["vibes_ok"]}, "unknown check 'vibes_ok'"),
+        ({"hedge": True}, "hedge: only for contracts marked latency_critical"),
+        ({"hedge": True, "latency_critical": True, "side_effects": True}, "hedge: not allowed with side_effects"),
+        ({"deadline_s": 1, "generation_s": 2}, "exceeds deadline_s"),
+        ({"modalities": ["smell"]}, "modalities: unknown value(s) ['smell']"),
+    ],
+)
+def test_bad_contracts_are_rejected_with_a_clear_message(change, message):
+    with pytest.raises(ContractError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("]", r"\]")):
+        contract_from_dict({**INVOICE, **change})
+
+
+def test_fallbacks_without_an_attempt_budget_are_rejected():
+    spec = {k: v for k, v in INVOICE.items() if k != "max_attempts"}
+    with pytest.raises(ContractError, match="attempt budget"):
+        contract_from_dict(spec)
+
+
+def test_the_default_policy_is_one_primary_plus_one_fallback():
+    contract = contract_from_dict({"name": "chat", "version": 1, "workload": "text"})
+    assert (contract.max_fallbacks, contract.attempt_budget) == (1, 3)
+
+
+@pytest.mark.django_db
+def test_a_contract_change_creates_a_new_version():
+    gateway_reset()
+    first = contract_version_create(dict(INVOICE), actor="alice")
+    second = contract_version_create({**INVOICE, "deadline_s": 12}, actor="bob")
+    assert (first.version, second.version) == (1, 2)
+    assert contract_get("invoice-extract", 1).deadline_s == 20
+    assert contract_get("invoice-extract", 2).deadline_s == 12
+
+
+@pytest.mark.django_db
+def test_a_version_in_use_is_immutable():
+    gateway_reset()
+    row = contract_version_create(dict(INVOICE))
+    contract_get("invoice-extract", 1)  # a request ran under it
+    row.refresh_from_db()
+    assert row.first_used_at is not None
+    row.spec = {**row.spec, "deadline_s": 5}
+    with pytest.raises(ValidationError, match="in use and immutable"):
+        row.save()
+    assert ContractVersion.objects.get(pk=row.pk).spec["deadline_s"] == 20
+
+
+@pytest.mark.django_db
+def test_contracts_load_from_files_and_skip_unchanged(tmp_path):
+    path = tmp_path / "contracts.json"
+    path.write_text(json.dumps([INVOICE, {"name": "chat", "version": 1, "workload": "text"}]))
+    assert [str(c) for c in contracts_load_file(path)] == ["invoice-extract@1", "chat@1"]
+    assert contracts_load_file(path) == []
+    path.write_text(json.dumps([{**INVOICE, "deadline_s": 9}]))
+    assert [str(c) for c in contracts_load_file(path)] == ["invoice-extract@2"]
+
+
+@pytest.mark.django_db
+def test_an_invalid_file_stores_nothing(tmp_path):
+    path = tmp_path / "contracts.json"
+    path.write_text(json.dumps([{"name": "chat", "version": 1, "workload": "text"}, {**INVOICE, "typo_field": 1}]))
+    with pytest.raises(ContractError, match="entry 1: unknown field"):
+        contracts_load_file(path)
+    assert not ContractVersion.objects.exists()

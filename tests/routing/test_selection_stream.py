@@ -1,0 +1,103 @@
+"""Capability filtering and ranking (issue 7, point 6) and the chat stream parser."""
+
+from __future__ import annotations
+
+import pytest
+
+from routing.contracts import contract_from_dict
+from routing.selection import candidates, estimate_needs, rank
+from routing.stream import ChatStream, FrameError, parse_body
+from tests.routing.conftest import route
+
+TEXT = contract_from_dict({"name": "chat", "version": 1, "workload": "text"})
+
+
+def needs(chars=400, max_tokens=100):
+    return estimate_needs([{"role": "user", "content": "x" * chars}], max_tokens=max_tokens)
+
+
+def test_context_must_hold_the_estimated_input_and_reserved_output():
+    big = needs(chars=40_000)  # ~10,000 tokens
+    ranked, rejected = candidates([route("a", context_length=8192), route("b", context_length=32768)], TEXT, big, budget_left_usd=None)
+    assert [r.name for r in ranked] == ["b"]
+    assert rejected["a"].startswith("context 8192 <")
+
+
+def test_structured_output_must_be_advertised_and_honoured():
+    contract = contract_from_dict({"name": "x", "version": 1, "workload": "structured", "output_mode": "json_schema",
+                                   "output_schema": {"type": "object"}})
+    routes = [
+        route("plain", output_modes=frozenset()),
+        route("liar", structured_honoured=0.4),  # advertises json_schema, canary says 40 %
+        route("good", structured_honoured=0.99),
+        route("unknown"),  # no canary evidence yet: trusted
+    ]
+    ranked, rejected = candidates(routes, contract, needs(), budget_left_usd=None)
+    assert sorted(r.name for r in ranked) == ["good", "unknown"]
+    assert "honoured in 40%" in rejected["liar"] and "not advertised" in rejected["plain"]
+
+
+def test_modalities_tools_class_region_cost_and_ignore_list_filter():
+    contract = contract_from_dict({"name": "v", "version": 1, "workload": "vision", "modalities": ["text", "image"],
+                                   "model_classes": ["frontier"], "regions": ["eu"], "max_cost_usd": 0.01})
+    routes = [
+        route("text-only", model_class="frontier", region="eu"),
+        route("us", modalities=frozenset({"text", "image"}), model_class="frontier", region="us"),
+        route("small", modalities=frozenset({"text", "image"}), model_class="small", region="eu"),
+        route("pricey", modalities=frozenset({"text", "image"}), model_class="frontier", region="eu", price_completion_usd=1.0),
+        route("ignored", modalities=frozenset({"text", "image"}), model_class="frontier", region="eu"),
+        route("ok", modalities=frozenset({"text", "image"}), model_class="frontier", region="eu"),
+    ]
+    ranked, rejected = candidates(routes, contract, needs(), budget_left_usd=0.01, ignored=frozenset({"ignored/fp8"}))
+    assert [r.name for r in ranked] == ["ok"]
+    assert set(rejected) == {"text-only", "us", "small", "pricey", "ignored"}
+
+
+def test_ranking_is_health_then_latency_then_price():
+    routes = [route("slow", latency_ms=900), route("sick", health=0.5, latency_ms=10), route("fast", latency_ms=100),
+              route("cheap-unmeasured", price_prompt_usd=0)]
+    assert [r.name for r in rank(routes)] == ["fast", "slow", "cheap-unmeasured", "sick"]
+
+
+def test_images_count_as_a_modality():
+    msg = [{"role": "user", "content": [{"type": "text", "text": "what is this"}, {"type": "image_url", "image_url": {"url": "x"}}]}]
+    assert estimate_needs(msg, max_tokens=None).modalities == frozenset({"text", "image"})
+
+
+def _feed(stream: ChatStream, raw: bytes) -> None:
+    for line in raw.split(b"\n"):
+        stream.feed_line(line)
+
+
+def test_tool_call_deltas_are_merged_by_index():
+    stream = ChatStream()
+    _feed(stream, (
+        b': OPENROUTER PROCESSING\n\n'
+        b'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}\n\n'
+        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"refund","arguments":"{\\"order"}}]}}]}\n\n'
+        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"_id\\": \\"A7\\"}"}}]}}]}\n\n'
+        b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
+        b'data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7}}\n\n'
+        b'data: [DONE]\n\n'
+    ))
+    answer = stream.answer()
+    assert stream.done and answer.finish_reason == "tool_calls" and answer.usage == {"prompt_tokens": 5, "completion_tokens": 7}
+    assert [(c.id, c.name, c.arguments) for c in answer.tool_calls] == [("c1", "refund", '{"order_id": "A7"}')]
+
+
+def test_the_role_chunk_and_keepalives_are_not_output():
+    stream = ChatStream()
+    _feed(stream, b': OPENROUTER PROCESSING\n\ndata: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}\n\n')
+    assert not stream.output_seen
+
+
+def test_a_frame_that_is_not_json_is_an_error():
+    stream = ChatStream()
+    with pytest.raises(FrameError):
+        _feed(stream, b"data: {nope\n\n")
+
+
+def test_a_whole_body_with_an_error_inside_the_choice():
+    body = b'\n   \n{"choices":[{"index":0,"finish_reason":"error","message":{"content":"part"},"error":{"code":502,"message":"lost"}}]}'
+    parsed = parse_body(body)
+    assert parsed.error is not None and parsed.error.message == "lost" and parsed.output_seen

@@ -1,0 +1,115 @@
+"""Routing services on PostgreSQL: the execution ledger, route measurements, the admin."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from canary.models import Endpoint, ProbeResult, Provider, Round
+from canary.probes import STRUCTURED
+from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
+from routing.services import (
+    LedgerConflict,
+    LedgerMismatch,
+    contract_version_create,
+    fingerprint,
+    ledger_claim,
+    ledger_finish,
+    route_measurements_refresh,
+)
+
+
+@pytest.mark.django_db
+def test_a_tool_execution_key_is_claimed_once_and_then_replayed():
+    args = {"order_id": "A7", "amount": 12.5}
+    claimed, row = ledger_claim("tool:refund:op-1:0", kind="tool", fingerprint_hex=fingerprint(args))
+    assert claimed and row.status == "claimed"
+    with pytest.raises(LedgerConflict):  # still running: 409, not a second execution
+        ledger_claim("tool:refund:op-1:0", kind="tool", fingerprint_hex=fingerprint(args))
+    ledger_finish("tool:refund:op-1:0", "done", {"refund_id": "r-9"})
+    claimed, row = ledger_claim("tool:refund:op-1:0", kind="tool", fingerprint_hex=fingerprint(args))
+    assert not claimed and row.result == {"refund_id": "r-9"}
+    with pytest.raises(LedgerMismatch):
+        ledger_claim("tool:refund:op-1:0", kind="tool", fingerprint_hex=fingerprint({**args, "amount": 99}))
+
+
+@pytest.mark.django_db
+def test_a_failed_execution_releases_its_key():
+    ledger_claim("tool:x:1", kind="tool", fingerprint_hex="f")
+    ledger_finish("tool:x:1", "failed")
+    assert ledger_claim("tool:x:1", kind="tool", fingerprint_hex="f")[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_claims_of_one_key_execute_once():
+    results: list[str] = []
+
+    def claim() -> None:
+        try:
+            claimed, _ = ledger_claim("tool:race:1", kind="tool", fingerprint_hex="f")
+            results.append("claimed" if claimed else "replayed")
+        except LedgerConflict:
+            results.append("conflict")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=claim) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results.count("claimed") == 1 and results.count("conflict") == 7
+    assert ExecutionLedger.objects.filter(key="tool:race:1").count() == 1
+
+
+@pytest.mark.django_db
+def test_route_measurements_come_from_attempt_events_and_canary_verdicts():
+    now = timezone.now()
+    Route.objects.create(name="alpha", model_id="acme/chat-1", provider_tag="alpha/fp8", modalities=["text"],
+                         context_length=131072, output_modes=["json_schema"])
+    request = RequestEvent.objects.create(operation_id="op", contract="c@1", outcome="accepted", attempt_count=4,
+                                          latency_ms=1, started_at=now)
+    for i, (status, ms) in enumerate([("accepted", 100), ("accepted", 300), ("failed", 50), ("accepted", 200)]):
+        AttemptEvent.objects.create(request=request, attempt_id=f"a{i}", index=i, route="alpha", status=status,
+                                    latency_ms=ms, fallback_reason="primary", breaker_state="closed", started_at=now)
+    provider = Provider.objects.create(slug="alpha", name="Alpha", first_seen=now, last_seen=now)
+    endpoint = Endpoint.objects.create(model_id="acme/chat-1", tag="alpha/fp8", provider=provider, provider_name="Alpha",
+                                       first_seen=now, last_seen=now)
+    round_ = Round.objects.create(model_id="acme/chat-1", language="en", started_at=now)
+    for i, verdict in enumerate(["pass", "fail", "fail", "fail", "transport_error"]):
+        ProbeResult.objects.create(round=round_, endpoint=endpoint, kind=STRUCTURED, sample=i, verdict=verdict,
+                                   raw_verdict=verdict, created_at=now - timedelta(hours=1))
+    assert route_measurements_refresh() == 1
+    route = Route.objects.get(name="alpha")
+    assert route.health == pytest.approx(0.75) and route.latency_ms == 200
+    assert route.structured_honoured == pytest.approx(0.25)  # advertised, honoured 1 in 4
+
+
+@pytest.mark.django_db
+def test_saving_a_contract_in_the_admin_creates_a_new_version(admin_client):
+    row = contract_version_create({"name": "chat", "workload": "text", "deadline_s": 10})
+    response = admin_client.post(f"/admin/routing/contractversion/{row.pk}/change/", {
+        "name": "chat", "spec": '{"name": "chat", "workload": "text", "deadline_s": 12}', "note": "faster",
+    })
+    assert response.status_code == 302, response.content[:2000]
+    assert list(ContractVersion.objects.filter(name="chat").values_list("version", "spec__deadline_s")) == [(2, 12), (1, 10)]
+
+
+@pytest.mark.django_db
+def test_the_admin_refuses_an_invalid_contract_with_its_reason(admin_client):
+    response = admin_client.post("/admin/routing/contractversion/add/", {
+        "name": "chat", "spec": '{"name": "chat", "workload": "text", "max_fallbacks": 2}', "note": "",
+    })
+    assert response.status_code == 200 and b"attempt budget" in response.content
+    assert not ContractVersion.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_route_changelist_shows_breaker_state(admin_client):
+    Route.objects.create(name="alpha", model_id="acme/chat-1", modalities=["text"], context_length=8192)
+    response = admin_client.get("/admin/routing/route/")
+    assert response.status_code == 200 and b"alpha" in response.content

@@ -1,0 +1,101 @@
+"""Validate before accept (issue 7, point 7): each kind of check."""
+
+from __future__ import annotations
+
+import json
+
+from routing.contracts import contract_from_dict
+from routing.stream import Answer, ToolCall
+from routing.validation import validate_answer
+
+SCHEMA = {
+    "type": "object", "required": ["total", "currency", "line_items"], "additionalProperties": False,
+    "properties": {
+        "total": {"type": "number"}, "currency": {"type": "string"},
+        "status": {"enum": ["paid", "open"]},
+        "line_items": {"type": "array", "items": {"type": "object", "required": ["amount"], "properties": {"amount": {"type": "number"}}}},
+    },
+}
+INVOICE = contract_from_dict({
+    "name": "invoice", "version": 1, "workload": "structured", "output_mode": "json_schema", "output_schema": SCHEMA,
+    "semantic_checks": ["invoice_totals_non_negative", "currency_code_valid",
+                        {"name": "line_items_sum_to_total", "params": {"tolerance": 0.01}}],
+})
+GOOD = {"total": 30.0, "currency": "EUR", "status": "paid", "line_items": [{"amount": 10.0}, {"amount": 20.0}]}
+
+
+def answer(content, finish="stop", tools=()):
+    return Answer(content=content, tool_calls=tuple(tools), finish_reason=finish)
+
+
+def problems(contract, ans):
+    return " | ".join(validate_answer(contract, ans).problems)
+
+
+def test_a_valid_invoice_passes_and_is_parsed():
+    result = validate_answer(INVOICE, answer("  " + json.dumps(GOOD) + "\n"))
+    assert result.ok and result.value == GOOD
+
+
+def test_truncation_is_rejected_when_full_output_is_required():
+    assert "truncated (finish_reason length) not accepted" in problems(INVOICE, answer(json.dumps(GOOD), finish="length"))
+
+
+def test_a_missing_finish_reason_is_never_accepted():
+    assert "no finish reason" in problems(INVOICE, answer(json.dumps(GOOD), finish=None))
+
+
+def test_a_missing_required_field_is_not_guessed():
+    bad = {k: v for k, v in GOOD.items() if k != "currency"}
+    assert "'currency' is a required property" in problems(INVOICE, answer(json.dumps(bad)))
+
+
+def test_an_enum_outside_the_schema_fails():
+    assert "'refunded' is not one of ['paid', 'open']" in problems(INVOICE, answer(json.dumps({**GOOD, "status": "refunded"})))
+
+
+def test_fenced_json_is_not_unwrapped():
+    assert "not JSON" in problems(INVOICE, answer("```json\n" + json.dumps(GOOD) + "\n```"))
+
+
+def test_semantic_checks_negative_total_bad_currency_and_sum():
+    negative = {**GOOD, "total": -30.0, "line_items": [{"amount": -30.0}]}
+    assert "total is negative" in problems(INVOICE, answer(json.dumps(negative)))
+    assert "'EURO' is not an ISO 4217" in problems(INVOICE, answer(json.dumps({**GOOD, "currency": "EURO"})))
+    assert "line items sum to 30.0, total is 31.0" in problems(INVOICE, answer(json.dumps({**GOOD, "total": 31.0})))
+    assert validate_answer(INVOICE, answer(json.dumps({**GOOD, "total": 30.005}))).ok  # within tolerance
+
+
+def test_a_classification_label_must_be_from_the_allowed_set():
+    contract = contract_from_dict({
+        "name": "triage", "version": 1, "workload": "text",
+        "semantic_checks": [{"name": "label_in_allowed_set", "params": {"allowed": ["billing", "bug", "other"]}}],
+    })
+    assert validate_answer(contract, answer(" billing\n")).ok
+    assert "label 'Billing please' is not one of" in problems(contract, answer("Billing please"))
+
+
+TOOLS = contract_from_dict({
+    "name": "agent", "version": 1, "workload": "tools", "finish_reasons": ["tool_calls", "stop"],
+    "tools": {"refund": {"type": "object", "required": ["order_id", "amount"],
+                         "properties": {"order_id": {"type": "string"}, "amount": {"type": "number", "minimum": 0}}}},
+})
+
+
+def test_tool_calls_must_use_registered_names():
+    call = ToolCall("c1", "delete_account", '{"user": 1}')
+    assert "tool 'delete_account' is not registered" in problems(TOOLS, answer(None, "tool_calls", [call]))
+
+
+def test_tool_arguments_are_validated_against_the_tools_schema_and_never_rewritten():
+    ok = ToolCall("c1", "refund", '{"order_id": "A7", "amount": 12.5}')
+    assert validate_answer(TOOLS, answer(None, "tool_calls", [ok])).ok
+    negative = ToolCall("c1", "refund", '{"order_id": "A7", "amount": -1}')
+    assert "-1 is less than the minimum of 0" in problems(TOOLS, answer(None, "tool_calls", [negative]))
+    broken = ToolCall("c1", "refund", '{"order_id": "A7", "amount": 12.5')
+    assert "arguments are not JSON" in problems(TOOLS, answer(None, "tool_calls", [broken]))
+
+
+def test_empty_output_fails_the_minimum_length():
+    text = contract_from_dict({"name": "chat", "version": 1, "workload": "text", "min_output_chars": 5})
+    assert "output is 0 characters" in problems(text, answer("   "))
