@@ -55,8 +55,8 @@ def start_worker(name: str, base_url: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "DATABASE_URL": DB_URL, "OPENROUTER_BASE_URL": base_url}
     return subprocess.Popen(  # noqa: S603
         [sys.executable, "-m", "celery", "-A", "reverie_ops", "worker", "-P", "threads", "-c", "64", "-Q", "canary",
-         "-n", f"{name}@%h", "-l", "warning", "--without-gossip", "--without-mingle"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+         "-n", f"{name}@%h", "-l", os.environ.get("BENCH_WORKER_LOG", "warning"), "--without-gossip", "--without-mingle"],
+        cwd=ROOT, env=env, stdout=open(f"/tmp/bench-{name}.log", "wb"), stderr=subprocess.STDOUT,
     )
 
 
@@ -108,6 +108,10 @@ def main() -> None:
         for w in workers:
             w.wait(15)
         sim.terminate()
+        sim.wait(15)
+        t = os.times()
+        print(f"CPU seconds used by the workers and the simulator together: {t.children_user + t.children_system:.1f} "
+              f"(this process: {t.user + t.system:.1f}) on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

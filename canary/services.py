@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 EXCERPT_CHARS = 600
 ROUND_SLOT_S = 30 * 60
+PROVIDER_SEEN_EVERY = timedelta(minutes=10)
 
 
 class RoundError(Exception):
@@ -69,31 +70,36 @@ def round_language(now: datetime, languages: Sequence[str]) -> str:
 
 def endpoints_sync(model_id: str, infos: Iterable[Any], now: datetime) -> list[Endpoint]:
     """Upsert the discovered endpoints of ``model_id`` (``EndpointInfo`` rows from the
-    client); endpoints no longer listed are marked inactive, never deleted."""
+    client); endpoints no longer listed are marked inactive, never deleted.
+
+    Provider rows are shared by every model's rounds, so they are written only when
+    something changed (and ``last_seen`` at most every few minutes), each in its own short
+    statement: ten rounds starting together must not queue on the same provider rows.
+    """
     seen: list[Endpoint] = []
-    with transaction.atomic():
-        for info in infos:
-            provider, _ = Provider.objects.get_or_create(
-                slug=info.provider_slug, defaults={"name": info.provider_name, "first_seen": now, "last_seen": now}
-            )
+    for info in infos:
+        provider, created = Provider.objects.get_or_create(
+            slug=info.provider_slug, defaults={"name": info.provider_name, "first_seen": now, "last_seen": now}
+        )
+        if not created and (provider.name != info.provider_name or provider.last_seen < now - PROVIDER_SEEN_EVERY):
             Provider.objects.filter(pk=provider.pk).update(name=info.provider_name, last_seen=now)
-            ep, created = Endpoint.objects.get_or_create(
-                model_id=model_id,
-                tag=info.tag,
-                defaults={"provider": provider, "provider_name": info.provider_name, "first_seen": now, "last_seen": now},
-            )
-            ep.provider = provider
-            ep.provider_name = info.provider_name
-            ep.quantization = info.quantization or ""
-            ep.context_length = info.context_length
-            ep.supported_parameters = list(info.supported_parameters)
-            ep.price_prompt_usd = info.pricing_prompt
-            ep.price_completion_usd = info.pricing_completion
-            ep.active = True
-            ep.last_seen = now
-            ep.save()
-            seen.append(ep)
-        Endpoint.objects.filter(model_id=model_id).exclude(pk__in=[e.pk for e in seen]).update(active=False)
+        ep, _ = Endpoint.objects.get_or_create(
+            model_id=model_id,
+            tag=info.tag,
+            defaults={"provider": provider, "provider_name": info.provider_name, "first_seen": now, "last_seen": now},
+        )
+        ep.provider = provider
+        ep.provider_name = info.provider_name
+        ep.quantization = info.quantization or ""
+        ep.context_length = info.context_length
+        ep.supported_parameters = list(info.supported_parameters)
+        ep.price_prompt_usd = info.pricing_prompt
+        ep.price_completion_usd = info.pricing_completion
+        ep.active = True
+        ep.last_seen = now
+        ep.save()
+        seen.append(ep)
+    Endpoint.objects.filter(model_id=model_id).exclude(pk__in=[e.pk for e in seen]).update(active=False)
     return seen
 
 

@@ -12,7 +12,15 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from canary.models import Decision, Endpoint, EndpointRound, Exclusion, Provider, Round, ServiceToken
+from canary.models import (
+    Decision,
+    Endpoint,
+    EndpointRound,
+    Exclusion,
+    Provider,
+    Round,
+    ServiceToken,
+)
 
 MODEL = "meta-llama/llama-3.3-70b-instruct"
 REPO_FILE = Path(__file__).resolve().parents[2] / "canary" / "exclusions" / "reviewed.json"
