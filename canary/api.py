@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
-from django.views.decorators.http import require_GET
+from django.views.decorators.csrf import csrf_exempt
 
 from canary.exclusions import provider_object
 from canary.quarantine import ignore_list_get
@@ -57,6 +57,23 @@ def _ignore_list(model_id: str) -> tuple[dict[str, Any], str]:
     return data, at.isoformat()
 
 
+def api_get(view: Any) -> Any:
+    """Only GET/HEAD, answered in the API's error shape (405 JSON, not the HTML CSRF page:
+    the API authenticates with bearer tokens, never cookies)."""
+
+    @csrf_exempt
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method not in ("GET", "HEAD"):
+            response = api_error(405, f"method {request.method} is not allowed here; use GET")
+            response["Allow"] = "GET, HEAD"
+            return response
+        return view(request, *args, **kwargs)
+
+    wrapped.__doc__ = view.__doc__
+    wrapped.__name__ = view.__name__
+    return wrapped
+
+
 def _guard(request: HttpRequest) -> tuple[str | None, JsonResponse | None]:
     if not service_token_verify(request.headers.get("Authorization")):
         return None, api_error(401, "a valid service token is required: Authorization: Bearer <token>")
@@ -69,7 +86,9 @@ def _guard(request: HttpRequest) -> tuple[str | None, JsonResponse | None]:
 def _cached_json(request: HttpRequest, body: dict[str, Any], stable: Any) -> HttpResponse:
     # The ETag covers what routing uses, not generated_at, so an unchanged list gives 304.
     etag = '"' + hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()[:32] + '"'
-    if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+    # Weak comparison (RFC 9110 §13.1.2): W/"x" matches "x", and * matches any.
+    candidates = [t.strip().removeprefix("W/") for t in request.headers.get("If-None-Match", "").split(",")]
+    if etag in candidates or "*" in candidates:
         response = HttpResponse(status=304)
     else:
         response = JsonResponse(body)
@@ -78,7 +97,7 @@ def _cached_json(request: HttpRequest, body: dict[str, Any], stable: Any) -> Htt
     return response
 
 
-@require_GET
+@api_get
 def ignore_view(request: HttpRequest) -> HttpResponse:
     """``GET /api/v1/routing/ignore?model=ID``: the merged ignore list with its sources."""
     model_id, error = _guard(request)
@@ -88,7 +107,7 @@ def ignore_view(request: HttpRequest) -> HttpResponse:
     return _cached_json(request, {**data, "generated_at": generated_at}, data)
 
 
-@require_GET
+@api_get
 def provider_view(request: HttpRequest) -> HttpResponse:
     """``GET /api/v1/routing/provider?model=ID``: the ready-to-merge OpenRouter ``provider``."""
     model_id, error = _guard(request)
@@ -99,13 +118,13 @@ def provider_view(request: HttpRequest) -> HttpResponse:
     return _cached_json(request, {"model": model_id, "provider": provider}, provider)
 
 
-@require_GET
+@api_get
 def health_view(request: HttpRequest) -> JsonResponse:
     """``GET /api/v1/health``: a trivial JSON view (liveness; the bench's baseline)."""
     return JsonResponse({"status": "ok"})
 
 
-@require_GET
+@api_get
 def openapi_view(request: HttpRequest) -> JsonResponse:
     """``GET /api/v1/openapi.json``: the OpenAPI 3.1 document of the internal API."""
     return JsonResponse(OPENAPI)

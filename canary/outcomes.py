@@ -17,13 +17,21 @@ from the issue "Verdicts you can trust" (points 2, 5, 6, 7):
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from canary import judges
-from canary.probes import ALL_KINDS, CORRUPTION, LEADING_GARBAGE, STRUCTURED, ProbeOutcome
+from canary.probes import (
+    ALL_KINDS,
+    CORRUPTION,
+    LEADING_GARBAGE,
+    PROBE_KINDS,
+    STRUCTURED,
+    ProbeOutcome,
+)
 from canary.verdicts import Judgement, Verdict, worst
 
 ROUND_PROMPT = "round"
@@ -70,6 +78,16 @@ def round_checks(outcomes: Sequence[ProbeOutcome]) -> dict[str, Judgement]:
     )
     corruption = worst(corruption_inputs) if corruption_inputs else replace(nothing, check=CORRUPTION)
     return {LEADING_GARBAGE: leading, CORRUPTION: corruption}
+
+
+_NUMBERS = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def failure_signature(j: Judgement) -> str:
+    """What makes two failures *the same* failure: the check and its reason with the
+    numbers taken out ("The reply is in Spanish (1.00), not Portuguese." and the same
+    with 0.97 match; a fenced reply and a missing field do not)."""
+    return f"{j.check}: {_NUMBERS.sub('#', j.reason)}"
 
 
 def _soften(j: Judgement, reason: str, **evidence: Any) -> Judgement:
@@ -122,22 +140,29 @@ def round_judge(
             if j is not None and j.verdict == Verdict.PASS:
                 ev.final[kind] = _soften(j, f"probe weak this round ({why})", weak_probe=True)
 
-    # Fleet attribution, and the fleet's rate beside every failure.
+    # The fleet's rate beside every failure (same check, same prompt), and fleet
+    # attribution, which needs the *same* failure: endpoints broken in different ways (one
+    # fences its JSON, one drops a field, one is filtered) are not a model-wide defect.
     judged: dict[tuple[str, str], list[str]] = defaultdict(list)
     failing: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    same_failure: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for tag, ev in result.items():
         for kind, j in ev.final.items():
             if kind in controls.get(tag, ()):
                 continue
+            prompt_id = ev.prompt_ids.get(kind, "")
             if j.verdict in (Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE):
-                judged[(kind, ev.prompt_ids.get(kind, ""))].append(tag)
+                judged[(kind, prompt_id)].append(tag)
             if j.verdict == Verdict.FAIL:
-                failing[(kind, ev.prompt_ids.get(kind, ""), j.check)].append(tag)
-    for (kind, prompt_id, check), tags in failing.items():
+                failing[(kind, prompt_id, j.check)].append(tag)
+                same_failure[(kind, prompt_id, failure_signature(j))].append(tag)
+    for (kind, prompt_id, _check), tags in failing.items():
+        n = len(judged[(kind, prompt_id)])
+        for tag in tags:
+            result[tag].fleet_rates[kind] = round(len(tags) / n, 3) if n else 0.0
+    for (kind, prompt_id, check), tags in same_failure.items():
         n = len(judged[(kind, prompt_id)])
         rate = len(tags) / n if n else 0.0
-        for tag in tags:
-            result[tag].fleet_rates[kind] = round(rate, 3)
         if n and len(tags) >= fleet_min_endpoints and rate > fleet_fail_share:
             weak[kind] = (
                 f"fleet attribution: {len(tags)} of {n} endpoints failed {check} on prompt "
@@ -151,7 +176,9 @@ def round_judge(
         counted = {k: j for k, j in ev.final.items() if k not in controls.get(tag, ())}
         fails = [k for k, j in counted.items() if j.verdict == Verdict.FAIL]
         transport = [k for k, j in counted.items() if j.verdict == Verdict.TRANSPORT_ERROR]
-        passes = [k for k, j in counted.items() if j.verdict == Verdict.PASS]
+        # Positive evidence comes from the four contract probes; the round-level checks
+        # only say that no defect showed in those same replies.
+        passes = [k for k, j in counted.items() if j.verdict == Verdict.PASS and k in PROBE_KINDS]
         if fails:
             ev.outcome = "fail"
         elif transport:

@@ -35,7 +35,9 @@ def render_round_table(report: dict[str, Any]) -> str:
         ttft = verdicts.get("ttft", {}).get("ttft_ms")
         ttft_s = f"{ttft:>8.0f}" if isinstance(ttft, int | float) else f"{'-':>8}"
         until = (ep.get("suspended_until") or "")[:16].replace("T", " ")
-        action = ep["action"] + (f" until {until} UTC" if until else "")
+        # In observe mode a suspension is a shadow: recorded, invisible to routing.
+        label = "shadow until" if report.get("mode") == "observe" else "until"
+        action = ep["action"] + (f" ({label} {until} UTC)" if until else "")
         lines.append(f"{ep['provider']:<10} {ep['tag']:<16}{cells} {ttft_s}  {ep['outcome'] or '-':<12} {ep['streak']:>6}  {action}")
         for p in ep["probes"]:
             if p["verdict"] == "fail":

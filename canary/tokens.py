@@ -50,9 +50,11 @@ def service_token_revoke(name: str) -> None:
 
 def service_token_verify(authorization: str | None) -> bool:
     """True when the ``Authorization: Bearer <token>`` header carries a live token."""
-    if not authorization or not authorization.startswith("Bearer "):
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    # The scheme is case-insensitive (RFC 9110 §11.1).
+    if scheme.lower() != "bearer" or not token.strip():
         return False
-    digest = token_hash(authorization[7:].strip())
+    digest = token_hash(token.strip())
     now = time.monotonic()
     with _lock:
         until = _cache.get(digest)

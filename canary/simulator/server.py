@@ -18,6 +18,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -327,13 +328,20 @@ def make_app(fleet_path: str | Path) -> web.Application:
     return app
 
 
-def run(fleet_path: str | Path, host: str = "127.0.0.1", port: int = 8080) -> None:
-    """Serve until interrupted (Ctrl-C). Raises FleetError for an invalid fleet file."""
+def run(
+    fleet_path: str | Path,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    on_ready: Callable[[], None] | None = None,
+) -> None:
+    """Serve until interrupted (Ctrl-C); ``on_ready`` is called once the socket listens.
+    Raises FleetError for an invalid fleet file and OSError when it cannot listen."""
     web.run_app(
         make_app(fleet_path),
         host=host,
         port=port,
-        print=None,
+        # aiohttp calls ``print`` with its banner once the site is up.
+        print=(lambda _banner: on_ready()) if on_ready else None,
         access_log=None,
         shutdown_timeout=2.0,
     )

@@ -92,3 +92,17 @@ def test_openapi_document_describes_the_ignore_endpoint(live_server):
     assert doc["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
 
 
+
+
+def test_other_methods_get_a_json_405_not_a_csrf_page(live_server, token):
+    r = httpx.post(f"{live_server.url}/api/v1/routing/ignore", params={"model": MODEL}, headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 405
+    assert r.json()["error"]["code"] == 405 and r.headers["Allow"] == "GET, HEAD"
+
+
+def test_weak_etags_and_star_match_and_the_scheme_is_case_insensitive(live_server, token):
+    url = f"{live_server.url}/api/v1/routing/ignore"
+    auth = {"Authorization": f"bearer {token}"}
+    etag = httpx.get(url, params={"model": MODEL}, headers=auth).headers["ETag"]
+    assert httpx.get(url, params={"model": MODEL}, headers={**auth, "If-None-Match": f"W/{etag}"}).status_code == 304
+    assert httpx.get(url, params={"model": MODEL}, headers={**auth, "If-None-Match": "*"}).status_code == 304

@@ -98,3 +98,41 @@ def test_service_tokens_are_issued_once_and_stored_hashed():
         run("service_token", "issue", "product")
     with pytest.raises(CommandError, match="no service token"):
         run("service_token", "revoke", "nobody")
+
+
+def test_the_same_file_by_relative_or_absolute_path_is_one_source(monkeypatch):
+    monkeypatch.chdir(REPO_FILE.parents[2])
+    run("exclusions_load", "canary/exclusions/reviewed.json")
+    assert "0 added, 0 removed" in run("exclusions_load", str(REPO_FILE))
+    assert Exclusion.objects.filter(active=True).count() == 1
+    assert Exclusion.objects.get().source_file == "canary/exclusions/reviewed.json"
+
+
+def test_a_duplicate_entry_in_the_file_is_refused(tmp_path):
+    path = tmp_path / "reviewed.json"
+    entry = {"model": MODEL, "target": "dynamo", "reason": "filter", "reviewer": "ana"}
+    path.write_text(json.dumps({"exclusions": [entry, dict(entry, target="Dynamo")]}))
+    with pytest.raises(CommandError, match=r"exclusions\[1\]: duplicate of exclusions\[0\]"):
+        run("exclusions_load", str(path))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--fail-rounds", "0"], "fail_rounds_to_suspend"),
+        (["--durations-days", "7,3,1"], "must not decrease"),
+        (["--durations-days", "1,x"], "numbers separated by commas"),
+        (["--until", "2026-10-01T00:00:00Z"], "is after --until"),
+    ],
+)
+def test_replay_refuses_bad_thresholds_instead_of_defaulting(args, message):
+    with pytest.raises(CommandError, match=message):
+        run("canary_replay", "--model", MODEL, "--since", "2026-10-31T00:00:00Z", *args)
+
+
+def test_a_model_that_is_not_author_slug_is_refused_before_anything_is_stored():
+    with pytest.raises(CommandError, match="author/slug"):
+        run("canary_round", "--model", "nope")
+    with pytest.raises(CommandError, match="--since must be ISO 8601"):
+        run("canary_replay", "--model", MODEL, "--since", "yesterday")
+    assert not Round.objects.exists()

@@ -35,21 +35,31 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        since = parse_now(opts["since"])
-        until = parse_now(opts["until"])
+        since = parse_now(opts["since"], "--since")
+        until = parse_now(opts["until"], "--until")
+        if since > until:
+            raise CommandError(f"--since ({since.isoformat()}) is after --until ({until.isoformat()})")
         base = policy_settings()
         try:
-            durations = (
-                tuple(timedelta(days=float(d)) for d in opts["durations_days"].split(","))
-                if opts["durations_days"]
-                else base.suspension_durations
-            )
+            durations = base.suspension_durations
+            if opts["durations_days"] is not None:
+                try:
+                    days = [float(d) for d in opts["durations_days"].split(",")]
+                except ValueError:
+                    raise ValueError(f"--durations-days takes numbers separated by commas, got {opts['durations_days']!r}") from None
+                if days != sorted(days):
+                    raise ValueError(f"--durations-days must not decrease (escalation), got {opts['durations_days']!r}")
+                durations = tuple(timedelta(days=d) for d in days)
+
+            def pick(name: str, default: object) -> object:
+                return default if opts[name] is None else opts[name]
+
             settings = policy.PolicySettings(
-                fail_rounds_to_suspend=opts["fail_rounds"] or base.fail_rounds_to_suspend,
-                clean_rounds_to_restore=opts["clean_rounds"] or base.clean_rounds_to_restore,
+                fail_rounds_to_suspend=pick("fail_rounds", base.fail_rounds_to_suspend),  # type: ignore[arg-type]
+                clean_rounds_to_restore=pick("clean_rounds", base.clean_rounds_to_restore),  # type: ignore[arg-type]
                 suspension_durations=durations,
-                decay_after=timedelta(days=opts["decay_days"]) if opts["decay_days"] else base.decay_after,
-                floor=base.floor if opts["floor"] is None else opts["floor"],
+                decay_after=base.decay_after if opts["decay_days"] is None else timedelta(days=opts["decay_days"]),
+                floor=pick("floor", base.floor),  # type: ignore[arg-type]
             )
         except ValueError as exc:
             raise CommandError(f"bad threshold override: {exc}") from exc

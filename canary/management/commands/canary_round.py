@@ -15,14 +15,15 @@ from canary.selectors import round_report
 from canary.services import RoundError, round_run
 
 
-def parse_now(value: str | None) -> datetime:
-    """Parse ``--now`` (ISO 8601; naive times are UTC). Raises CommandError if malformed."""
+def parse_now(value: str | None, flag: str = "--now") -> datetime:
+    """Parse an ISO 8601 time option (naive times are UTC; None: now). Raises CommandError
+    naming ``flag`` if malformed."""
     if value is None:
         return timezone.now()
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
-        raise CommandError(f"--now must be ISO 8601 (e.g. 2026-11-29T14:00:00Z), got {value!r}") from exc
+        raise CommandError(f"{flag} must be ISO 8601 (e.g. 2026-11-29T14:00:00Z), got {value!r}") from exc
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed
@@ -39,7 +40,9 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        model_id = opts["model"] or settings.CANARY_MODEL
+        model_id = settings.CANARY_MODEL if opts["model"] is None else opts["model"].strip()
+        if "/" not in model_id.strip("/"):
+            raise CommandError(f"--model must be a model id 'author/slug', got {opts['model']!r}")
         now = parse_now(opts["now"])
         try:
             rnd = round_run(model_id, now=now, language=opts["language"], mode=opts["mode"])

@@ -90,10 +90,14 @@ class Command(BaseCommand):
             os.environ["OPENROUTER_BASE_URL"] = base
             self._seed()
             now = timezone.now()
+            # The demo shows quarantine at work: the model is switched to enforce (audited).
+            from canary.quarantine import mode_set
+
+            mode_set(settings.CANARY_MODEL, "enforce", actor="demo", reason="make demo shows enforcement", now=now)
             for i in range(opts["rounds"]):
                 at = now + timedelta(minutes=30 * i)
                 self.stdout.write(f"\nCanary round {i + 1} of {opts['rounds']} (time {at:%Y-%m-%d %H:%M} UTC) ...")
-                rnd = round_run(settings.CANARY_MODEL, now=at, mode="enforce")
+                rnd = round_run(settings.CANARY_MODEL, now=at)
                 self.stdout.write(render_round_table(round_report(rnd)))
             self._print_quarantine(now + timedelta(minutes=30 * (opts["rounds"] - 1)))
             if opts["no_serve"]:

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils import timezone
@@ -38,6 +39,7 @@ def parse_file(path: Path) -> list[dict[str, str]]:
     if not isinstance(data, dict) or set(data) != {"exclusions"} or not isinstance(data["exclusions"], list):
         raise CommandError(f"{path}: expected an object with one key 'exclusions' holding a list")
     entries = []
+    seen: dict[tuple[str, str], int] = {}
     for i, item in enumerate(data["exclusions"]):
         where = f"{path}: exclusions[{i}]"
         if not isinstance(item, dict):
@@ -52,8 +54,24 @@ def parse_file(path: Path) -> list[dict[str, str]]:
             item["target"] = target_normalise(item["target"])
         except ValueError as exc:
             raise CommandError(f"{where}.target: {exc}") from exc
+        identity = (item["model"], item["target"])
+        if identity in seen:
+            raise CommandError(f"{where}: duplicate of exclusions[{seen[identity]}] ({item['model']}, {item['target']})")
+        seen[identity] = i
+        if "/" not in item["model"].strip("/"):
+            raise CommandError(f"{where}.model: expected a model id 'author/slug', got {item['model']!r}")
         entries.append(item)
     return entries
+
+
+def source_name(path: Path) -> str:
+    """The file's identity for syncing: relative to the project when inside it, so the
+    same file loaded by a relative or an absolute path is one source."""
+    resolved = path.resolve()
+    try:
+        return str(resolved.relative_to(Path(settings.BASE_DIR).resolve()))
+    except ValueError:
+        return str(resolved)
 
 
 class Command(BaseCommand):
@@ -65,12 +83,13 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         path = Path(opts["file"])
         entries = parse_file(path)
+        source = source_name(path)
         now = timezone.now()
         added = removed = 0
         with transaction.atomic():
             current = {
                 (e.model_id, e.target): e
-                for e in Exclusion.objects.filter(layer="reviewed", active=True, source_file=str(path))
+                for e in Exclusion.objects.filter(layer="reviewed", active=True, source_file=source)
             }
             wanted = {(e["model"], e["target"]) for e in entries}
             for e in entries:
@@ -78,7 +97,7 @@ class Command(BaseCommand):
                     continue
                 exclusion_add(
                     e["model"], "reviewed", e["target"], actor=e["reviewer"], reason=e["reason"], now=now,
-                    evidence_url=e.get("evidence_url", ""), source_file=str(path),
+                    evidence_url=e.get("evidence_url", ""), source_file=source,
                 )
                 added += 1
             for key, row in current.items():

@@ -29,11 +29,16 @@ class Command(BaseCommand):
         except FleetError as exc:
             raise CommandError(f"invalid fleet {options['fleet']}: {exc}") from exc
         host, port = options["host"], options["port"]
-        self.stdout.write(
-            f"fake OpenRouter serving {options['fleet']} at http://{host}:{port}{API_PREFIX}"
-        )
-        self.stdout.flush()
+        if not 0 < port < 65536:
+            raise CommandError(f"--port must be between 1 and 65535, got {port}")
+
+        def ready() -> None:
+            self.stdout.write(f"fake OpenRouter serving {options['fleet']} at http://{host}:{port}{API_PREFIX}")
+            self.stdout.flush()
+
         try:
-            run(options["fleet"], host=host, port=port)
+            run(options["fleet"], host=host, port=port, on_ready=ready)
         except FleetError as exc:  # the file changed between the check and the start
             raise CommandError(f"invalid fleet {options['fleet']}: {exc}") from exc
+        except OSError as exc:
+            raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from canary.management.commands.canary_round import parse_now
 from canary.quarantine import ignore_list_get
@@ -20,7 +20,10 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        data = ignore_list_get(opts["model"], parse_now(opts["now"]))
+        model_id = opts["model"].strip()
+        if "/" not in model_id.strip("/"):
+            raise CommandError(f"--model must be a model id 'author/slug', got {opts['model']!r}")
+        data = ignore_list_get(model_id, parse_now(opts["now"]))
         if opts["json"]:
             self.stdout.write(json.dumps(data, indent=2))
             return
