@@ -54,7 +54,7 @@ def scale_fleet() -> dict:
 def start_worker(name: str, base_url: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "DATABASE_URL": DB_URL, "OPENROUTER_BASE_URL": base_url}
     return subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "celery", "-A", "reverie_ops", "worker", "-P", "threads", "-c", "64", "-Q", "canary",
+        [sys.executable, "-m", "celery", "-A", "reverie_ops", "worker", "-P", "threads", "-c", os.environ.get("BENCH_THREADS", "64"), "-Q", "canary",
          "-n", f"{name}@%h", "-l", os.environ.get("BENCH_WORKER_LOG", "warning"), "--without-gossip", "--without-mingle"],
         cwd=ROOT, env=env, stdout=open(f"/tmp/bench-{name}.log", "wb"), stderr=subprocess.STDOUT,
     )
@@ -102,6 +102,13 @@ def main() -> None:
         print(f"ratio wall / slowest chain: {wall / slowest:.3f} (target <= 1.5)")
         print(f"tasks per second: {tasks / wall:.1f}")
         print(f"broker (Redis) commands per probe: {commands / probes:.1f} (includes rate-limit counters)")
+        tick = os.sysconf("SC_CLK_TCK")
+
+        def cpu_s(pid: int) -> float:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / tick
+
+        print(f"CPU seconds: simulator {cpu_s(sim.pid):.1f}, workers {', '.join(f'{cpu_s(w.pid):.1f}' for w in workers)}")
     finally:
         for w in workers:
             w.terminate()
