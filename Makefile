@@ -41,6 +41,7 @@ bench: venv services
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) bench/round_scale.py
 	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) bench/ignore_api.py
 	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) bench/dashboards.py
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) bench/gateway.py
 
 clean:
 	rm -rf .venv demo.sqlite3 staticfiles
