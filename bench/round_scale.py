@@ -54,7 +54,7 @@ def scale_fleet() -> dict:
 def start_worker(name: str, base_url: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "DATABASE_URL": DB_URL, "OPENROUTER_BASE_URL": base_url}
     return subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "celery", "-A", "reverie_ops", "worker", "-P", "threads", "-c", os.environ.get("BENCH_THREADS", "64"), "-Q", "canary",
+        [sys.executable, "-m", "celery", "-A", "reverie_ops", "worker", "-P", "threads", "-c", os.environ.get("BENCH_THREADS", "16"), "-Q", "canary",
          "-n", f"{name}@%h", "-l", os.environ.get("BENCH_WORKER_LOG", "warning"), "--without-gossip", "--without-mingle"],
         cwd=ROOT, env=env, stdout=open(f"/tmp/bench-{name}.log", "wb"), stderr=subprocess.STDOUT,
     )
@@ -94,7 +94,7 @@ def main() -> None:
         stats_after = r.info("commandstats")
         commands = sum(v["calls"] for v in stats_after.values()) - sum(v["calls"] for v in stats_before.values())
         probes = Endpoint.objects.count() * len(PROBE_KINDS)
-        tasks = len(MODELS) * 2 + probes  # start + finalizer timer per round, one task per probe
+        tasks = len(MODELS) * 2 + Endpoint.objects.count()  # start + finalizer timer per round, one task per endpoint
         done = Round.objects.filter(status="completed").count()
         print(f"rounds completed: {done} of {len(MODELS)}; endpoints: {Endpoint.objects.count()}; probes: {probes}")
         print(f"slowest single endpoint chain: {slowest:.2f} s (of {len(chains)} measured)")

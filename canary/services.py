@@ -304,16 +304,15 @@ def probe_execute(job: ProbeJob, ep: Endpoint, client: Any = None) -> list[Probe
     return probe_mod.probe_run(job.kind, client or openrouter_client(), ep.model_id, endpoint_facts(ep), job.language, probe_settings())
 
 
-def probe_record(job: ProbeJob, outcomes: Sequence[ProbeOutcome], now: datetime) -> int:
+def probe_record(
+    job: ProbeJob, outcomes: Sequence[ProbeOutcome], now: datetime, *, rnd: Round | None = None, ep: Endpoint | None = None
+) -> None:
     """Store a probe's results; a redelivered probe never creates a second result (the
-    unique constraint on round, endpoint, kind, sample; conflicts are ignored).
-    Returns how many rows were new."""
-    rnd = Round.objects.get(pk=job.round_id)
-    ep = Endpoint.objects.get(pk=job.endpoint_id)
-    rows = [_result_row(rnd, ep, o, now) for o in outcomes]
-    before = ProbeResult.objects.filter(round=rnd, endpoint=ep, kind=job.kind).count()
-    ProbeResult.objects.bulk_create(rows, ignore_conflicts=True)
-    return ProbeResult.objects.filter(round=rnd, endpoint=ep, kind=job.kind).count() - before
+    unique constraint on round, endpoint, kind and sample; conflicts are ignored).
+    ``rnd``/``ep`` may be passed to save the look-ups."""
+    rnd = rnd or Round.objects.get(pk=job.round_id)
+    ep = ep or Endpoint.objects.get(pk=job.endpoint_id)
+    ProbeResult.objects.bulk_create([_result_row(rnd, ep, o, now) for o in outcomes], ignore_conflicts=True)
 
 
 def probe_reported(job: ProbeJob) -> bool:
@@ -323,9 +322,9 @@ def probe_reported(job: ProbeJob) -> bool:
 
 def round_probes_done(round_id: int) -> bool:
     """Have all planned probes of the round reported?"""
-    rnd = Round.objects.get(pk=round_id)
-    done = ProbeResult.objects.filter(round=rnd, sample=0, kind__in=probe_mod.PROBE_KINDS).count()
-    return done >= rnd.expected_probes
+    expected = Round.objects.values_list("expected_probes", flat=True).get(pk=round_id)
+    done = ProbeResult.objects.filter(round_id=round_id, sample=0, kind__in=probe_mod.PROBE_KINDS).count()
+    return done >= expected
 
 
 def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Round | None:
@@ -414,7 +413,7 @@ def round_run(
         # Results are written from this thread only: one DB connection, no cross-thread
         # transactions, and each row is committed as soon as its probe finishes.
         for fut in as_completed(futures):
-            probe_record(futures[fut], fut.result(), now)
+            probe_record(futures[fut], fut.result(), now, rnd=rnd, ep=endpoints[futures[fut].endpoint_id])
     finalized = round_finalize(rnd.pk, finished_at=now + timedelta(seconds=time.monotonic() - started))
     return finalized or Round.objects.get(pk=rnd.pk)
 

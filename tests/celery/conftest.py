@@ -70,7 +70,7 @@ def start_worker(transactional_db, tmp_path, broker_clean) -> Iterator[Callable[
             **env,
         }
         proc = subprocess.Popen(  # noqa: S603
-            [sys.executable, "-m", "celery", "-A", "reverie_ops", "worker", "-P", "threads", "-c", "32",
+            [sys.executable, "-m", "celery", "-A", "reverie_ops", "worker", "-P", "threads", "-c", "16",
              "-Q", "canary", "-n", f"{name}@%h", "-l", "info", "--without-gossip", "--without-mingle"],
             cwd=ROOT, env=child_env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True,
         )
