@@ -761,10 +761,7 @@ def generation_lookup(generation_id: str) -> GenerationLookup:
     except OpenRouterError as exc:
         found.error = f"Could not ask OpenRouter about generation {generation_id!r}: {exc}"
         return found
-    finally:
-        close = getattr(client, "close", None)
-        if callable(close):
-            close()
+    # The client is the process's shared one (services.openrouter_client): never closed here.
     found.data = data
     found.provider_name = str(data.get("provider_name") or "")
     if not found.provider_name:
