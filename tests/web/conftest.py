@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.contrib.auth.models import Group, User
-from django.core.management import get_commands
 from django.test import Client
 from django.utils import timezone
 
@@ -14,11 +13,6 @@ from canary.management.commands.ensure_groups import groups_ensure
 from tests.web.history import MODEL, history_build
 
 PASSWORD = "correct horse battery staple"  # noqa: S105 - test users only
-
-
-def simulator_available() -> bool:
-    """The OpenRouter simulator command exists (it is being written alongside this UI)."""
-    return "fake_openrouter" in get_commands()
 
 
 def slot_floor(at: datetime) -> datetime:

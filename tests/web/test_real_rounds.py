@@ -16,12 +16,9 @@ from django.utils import timezone
 from canary.models import Endpoint, Round
 from canary.quarantine import ignore_list_get
 from tests.conftest import FLEETS
-from tests.web.conftest import simulator_available, slot_floor
+from tests.web.conftest import slot_floor
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.skipif(not simulator_available(), reason="the OpenRouter simulator command is not there yet"),
-]
+pytestmark = pytest.mark.django_db
 
 
 def run_round(at, *args: str) -> dict:
