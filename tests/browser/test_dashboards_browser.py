@@ -25,7 +25,7 @@ from canary.management.commands.ensure_groups import groups_ensure
 from canary.models import Decision, Endpoint
 from canary.quarantine import ignore_list_get
 from tests.conftest import FLEETS
-from tests.web.conftest import PASSWORD, simulator_available, slot_floor
+from tests.web.conftest import PASSWORD, slot_floor
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -104,7 +104,6 @@ def run_round(at, language: str) -> dict:
     return json.loads(out.getvalue())
 
 
-@pytest.mark.skipif(not simulator_available(), reason="the OpenRouter simulator command is not there yet")
 def test_staff_read_the_dashboards_and_lift_a_suspension(live_server, start_sim, use_sim):
     use_sim(start_sim(FLEETS / "default.json"))
     # Two enforce rounds in the last hour: the broken hosts are suspended now.
