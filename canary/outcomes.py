@@ -25,7 +25,6 @@ from typing import Any
 
 from canary import judges
 from canary.probes import (
-    ALL_KINDS,
     CORRUPTION,
     LEADING_GARBAGE,
     PROBE_KINDS,
@@ -197,9 +196,4 @@ def round_judge(
     return RoundJudgement(result, weak)
 
 
-def kinds_in_order() -> tuple[str, ...]:
-    """Kinds in display order: the four probes, then the round-level checks."""
-    return ALL_KINDS
-
-
-__all__ = ["EndpointVerdicts", "RoundJudgement", "round_judge", "round_checks", "kinds_in_order", "STRUCTURED"]
+__all__ = ["EndpointVerdicts", "RoundJudgement", "failure_signature", "round_checks", "round_judge"]

@@ -328,11 +328,6 @@ def probe_record(
     ProbeResult.objects.bulk_create([_result_row(rnd, ep, o, now) for o in outcomes], ignore_conflicts=True)
 
 
-def probe_reported(job: ProbeJob) -> bool:
-    """Has this probe already stored its result (e.g. before a redelivery)?"""
-    return ProbeResult.objects.filter(round_id=job.round_id, endpoint_id=job.endpoint_id, kind=job.kind, sample=0).exists()
-
-
 def round_probes_done(round_id: int) -> bool:
     """Have all planned probes of the round reported?"""
     expected = Round.objects.values_list("expected_probes", flat=True).get(pk=round_id)
