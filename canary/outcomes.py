@@ -28,7 +28,6 @@ from canary.probes import (
     CORRUPTION,
     LEADING_GARBAGE,
     PROBE_KINDS,
-    STRUCTURED,
     ProbeOutcome,
 )
 from canary.verdicts import Judgement, Verdict, worst
