@@ -477,7 +477,45 @@ def parse_sse_events(raw: bytes | Iterator[bytes]) -> list[ServerSentEvent]:
     return list(EventSource(response).iter_sse())
 
 
-class StreamAccumulator:
+class ChunkEnvelope:
+    """The envelope every OpenRouter chunk or chat body carries around its choices, folded
+    into attributes the subclass declares: ``generation_id``, ``provider``, ``model``
+    (first non-empty value wins), ``usage`` (last one wins: the final usage chunk),
+    ``error`` (a top-level or choice-level error object). Shared by the canary's
+    ``StreamAccumulator`` and the gateway's ``routing.stream.ChatStream``.
+    """
+
+    __slots__ = ("generation_id", "provider", "model", "usage", "error")
+    generation_id: str | None
+    provider: str | None
+    model: str | None
+    usage: dict[str, Any] | None
+    error: ErrorInfo | None
+
+    def fold_envelope(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
+        """Fold ``obj``'s envelope; return its choices of index 0 (the only one we ask for)."""
+        self.generation_id = self.generation_id or _str_or_none(obj.get("id"))
+        self.provider = self.provider or _str_or_none(obj.get("provider")) or None
+        self.model = self.model or _str_or_none(obj.get("model"))
+        usage = obj.get("usage")
+        if isinstance(usage, dict):
+            self.usage = usage
+        if obj.get("error") is not None:
+            self.error = parse_error_object(obj["error"])
+        choices = obj.get("choices")
+        if not isinstance(choices, list):
+            return []
+        return [c for c in choices if isinstance(c, dict) and c.get("index", 0) in (0, None)]
+
+    def fold_choice_error(self, choice: dict[str, Any], finish_reason: str | None) -> None:
+        """A choice's own error object, or ``finish_reason: "error"`` without one."""
+        if choice.get("error") is not None and self.error is None:
+            self.error = parse_error_object(choice["error"])
+        if finish_reason == "error" and self.error is None:
+            self.error = ErrorInfo(message="finish_reason 'error' without an error object")
+
+
+class StreamAccumulator(ChunkEnvelope):
     """Folds SSE ``data`` payloads of one chat stream into a reply.
 
     Feed each event's ``data`` with ``feed(data, at_ms=...)`` (``at_ms`` is the
@@ -540,19 +578,8 @@ class StreamAccumulator:
         if not isinstance(obj, dict):
             raise InvalidBodyError(f"SSE data frame is a {type(obj).__name__}, not an object")
         self.frames += 1
-        self.generation_id = self.generation_id or _str_or_none(obj.get("id"))
-        self.provider = self.provider or (_str_or_none(obj.get("provider")) or None)
-        self.model = self.model or _str_or_none(obj.get("model"))
-        usage = obj.get("usage")
-        if isinstance(usage, dict):
-            self.usage = usage
-        if obj.get("error") is not None:
-            self.error = parse_error_object(obj["error"])
-        choices = obj.get("choices")
-        if isinstance(choices, list):
-            for choice in choices:
-                if isinstance(choice, dict) and choice.get("index", 0) in (0, None):
-                    self._feed_choice(choice, at_ms)
+        for choice in self.fold_envelope(obj):
+            self._feed_choice(choice, at_ms)
 
     def _feed_choice(self, choice: dict[str, Any], at_ms: float | None) -> None:
         delta = choice.get("delta")
@@ -577,10 +604,7 @@ class StreamAccumulator:
         native = _str_or_none(choice.get("native_finish_reason"))
         if native:
             self.native_finish_reason = native
-        if choice.get("error") is not None and self.error is None:
-            self.error = parse_error_object(choice["error"])
-        if finish_reason == "error" and self.error is None:
-            self.error = ErrorInfo(message="finish_reason 'error' without an error object")
+        self.fold_choice_error(choice, finish_reason)
 
 
 def accumulate_stream(raw: bytes) -> StreamAccumulator:

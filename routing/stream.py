@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from canary.openrouter import ErrorInfo, parse_error_object
+from canary.openrouter import ChunkEnvelope, ErrorInfo
 
 
 class FrameError(ValueError):
@@ -57,15 +57,14 @@ class _ToolDraft:
     parts: list[str] = field(default_factory=list)
 
 
-class ChatStream:
+class ChatStream(ChunkEnvelope):
     """Folds SSE lines of one chat stream. Feed raw lines (bytes, without the newline)
     with ``feed_line``; read ``done``, ``error``, ``output_seen`` and ``answer()``.
 
     ``feed_line`` raises ``FrameError`` for a data frame that is not a JSON object.
     """
 
-    __slots__ = ("_data", "_content", "_tools", "finish_reason", "usage", "provider", "model",
-                 "generation_id", "error", "done", "output_seen")
+    __slots__ = ("_data", "_content", "_tools", "finish_reason", "done", "output_seen")
 
     def __init__(self) -> None:
         self._data: list[bytes] = []
@@ -113,22 +112,8 @@ class ChatStream:
 
     def fold(self, obj: dict[str, Any], *, streaming: bool) -> None:
         """Fold one chunk (``streaming``) or a whole ``chat.completion`` body."""
-        if self.generation_id is None and isinstance(obj.get("id"), str):
-            self.generation_id = obj["id"]
-        if self.provider is None and isinstance(obj.get("provider"), str):
-            self.provider = obj["provider"]
-        if self.model is None and isinstance(obj.get("model"), str):
-            self.model = obj["model"]
-        usage = obj.get("usage")
-        if isinstance(usage, dict):
-            self.usage = usage
-        if obj.get("error") is not None:
-            self.error = parse_error_object(obj["error"])
-        choices = obj.get("choices")
-        if isinstance(choices, list):
-            for choice in choices:
-                if isinstance(choice, dict) and choice.get("index", 0) in (0, None):
-                    self._choice(choice, "delta" if streaming else "message")
+        for choice in self.fold_envelope(obj):
+            self._choice(choice, "delta" if streaming else "message")
 
     def _choice(self, choice: dict[str, Any], key: str) -> None:
         part = choice.get(key)
@@ -151,10 +136,7 @@ class ChatStream:
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             self.finish_reason = finish
-        if choice.get("error") is not None and self.error is None:
-            self.error = parse_error_object(choice["error"])
-        if finish == "error" and self.error is None:
-            self.error = ErrorInfo(message="finish_reason 'error' without an error object")
+        self.fold_choice_error(choice, finish if isinstance(finish, str) else None)
 
     def _tool(self, call: dict[str, Any], position: int) -> None:
         index = call.get("index", position)
