@@ -58,13 +58,12 @@ class EndpointFacts:
 
 @dataclass(frozen=True)
 class ProbeSettings:
-    """Probe limits: TTFT limit and total timeout in s, ``max_tokens`` per probe,
-    response size cap in bytes."""
+    """Probe limits: TTFT limit and total timeout in s, ``max_tokens`` per probe (the
+    response size cap belongs to the client, ``CANARY_MAX_RESPONSE_BYTES``)."""
 
     ttft_limit_s: float = 10.0
     total_timeout_s: float = 45.0
     max_tokens: int = 600
-    max_response_bytes: int = 1024 * 1024
     temperature: float = 0.7
 
 

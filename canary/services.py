@@ -70,7 +70,6 @@ def probe_settings() -> ProbeSettings:
         ttft_limit_s=settings.CANARY_TTFT_LIMIT_S,
         total_timeout_s=settings.CANARY_TOTAL_TIMEOUT_S,
         max_tokens=settings.CANARY_MAX_TOKENS,
-        max_response_bytes=settings.CANARY_MAX_RESPONSE_BYTES,
     )
 
 
