@@ -68,7 +68,8 @@ def round_report(rnd: Round) -> dict[str, Any]:
         "finished_at": rnd.finished_at.isoformat() if rnd.finished_at else None,
         "prompt_tokens": rnd.prompt_tokens,
         "completion_tokens": rnd.completion_tokens,
-        "cost_usd": str(rnd.cost_usd),
+        # Fixed-point: a Decimal zero would print as "0E-8".
+        "cost_usd": f"{rnd.cost_usd:f}",
         "weak_probes": rnd.weak_probes,
         "endpoints": endpoints,
     }

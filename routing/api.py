@@ -8,16 +8,33 @@ operation id. The view only parses input, calls ``chat_completion_create`` and r
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST
 
 from canary.tokens import service_token_verify
 from routing.responses import HEADER_CONTRACT, GatewayReply, error_reply, sse_body
 from routing.services import chat_completion_create
 
 _MAX_KEY = 255
+
+
+def post_only(view: Any) -> Any:
+    """POST only, refused in the gateway's JSON error shape (405 with ``Allow``)."""
+
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method != "POST":
+            response = _render(error_reply(405, "method_not_allowed", f"use POST, not {request.method}"), stream=False)
+            response["Allow"] = "POST"
+            return response
+        return view(request, *args, **kwargs)
+
+    wrapped.__doc__ = view.__doc__
+    wrapped.__name__ = view.__name__
+    return wrapped
 
 
 def _render(reply: GatewayReply, *, stream: bool) -> HttpResponse:
@@ -43,7 +60,7 @@ def parse_contract_header(value: str | None) -> tuple[str, int]:
 
 
 @csrf_exempt
-@require_POST
+@post_only
 def chat_completions_view(request: HttpRequest) -> HttpResponse:
     if not service_token_verify(request.headers.get("Authorization")):
         return _render(error_reply(401, "unauthorized", "a valid service token is required (Authorization: Bearer ...)"), stream=False)
@@ -52,7 +69,11 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse:
     except ValueError as exc:
         return _render(error_reply(400, "invalid_contract_header", str(exc)), stream=False)
     try:
-        body = json.loads(request.body or b"")
+        raw = request.body
+    except RequestDataTooBig:
+        return _render(error_reply(413, "payload_too_large", f"the body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"), stream=False)
+    try:
+        body = json.loads(raw or b"")
     except (ValueError, UnicodeDecodeError) as exc:
         return _render(error_reply(400, "invalid_json", f"the body is not valid JSON: {exc}"), stream=False)
     if not isinstance(body, dict):

@@ -136,3 +136,18 @@ def test_a_model_that_is_not_author_slug_is_refused_before_anything_is_stored():
     with pytest.raises(CommandError, match="--since must be ISO 8601"):
         run("canary_replay", "--model", MODEL, "--since", "yesterday")
     assert not Round.objects.exists()
+
+
+def test_replay_keeps_manual_reruns_that_share_a_start_time():
+    t0 = datetime(2026, 11, 1, tzinfo=UTC)
+    provider = Provider.objects.create(slug="borealis", name="Borealis", first_seen=t0, last_seen=t0)
+    eps = [
+        Endpoint.objects.create(model_id=MODEL, tag=f"{slug}/fp8", provider=provider, provider_name=slug, first_seen=t0, last_seen=t0)
+        for slug in ("borealis", "atlas", "harbor")
+    ]
+    for _ in range(2):  # the same --now twice: an operator re-ran the round by hand
+        rnd = Round.objects.create(model_id=MODEL, language="pt", started_at=t0, status="completed")
+        for ep in eps:
+            EndpointRound.objects.create(round=rnd, endpoint=ep, outcome="fail" if ep.tag == "borealis/fp8" else "clean", severity=1, created_at=t0)
+    replayed = json.loads(run("canary_replay", "--model", MODEL, "--since", "2026-10-31T00:00:00Z", "--until", "2026-11-02T00:00:00Z", "--json"))
+    assert replayed["rounds"] == 2 and replayed["suspensions"] == 1

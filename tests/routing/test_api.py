@@ -183,3 +183,19 @@ def test_outputs_can_be_redacted_instead_of_hashed(gateway_env, settings):
     reply = chat_completion_create("chat", 1, dict(BODY))
     event = RequestEvent.objects.get(operation_id=reply.headers["X-Routing-Operation-Id"])
     assert event.prompt.startswith("[redacted ") and event.output.startswith("[redacted ")
+
+
+@pytest.mark.django_db
+def test_a_body_over_the_upload_limit_is_a_json_413(client, gateway_env, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    big = dict(BODY, messages=[{"role": "user", "content": "x" * 5000}])
+    response = post(client, gateway_env, big)
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "payload_too_large"
+
+
+@pytest.mark.django_db
+def test_other_methods_get_a_json_405(client, gateway_env):
+    response = client.get("/v1/chat/completions", **gateway_env.auth)
+    assert response.status_code == 405 and response["Allow"] == "POST"
+    assert response.json()["error"]["code"] == "method_not_allowed"

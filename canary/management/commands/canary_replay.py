@@ -20,6 +20,21 @@ from canary.models import EndpointRound
 from canary.quarantine import policy_settings
 
 
+def replay_history(
+    by_round: dict[int, list[policy.RoundInput]], started: dict[int, datetime]
+) -> list[tuple[datetime, list[policy.RoundInput]]]:
+    """Rounds in the order they ran. Manual re-runs may share a start time (``--now``);
+    the policy replays one round per instant, so each tie is moved 1 µs after the round
+    before it, keeping the order in which they were stored."""
+    history: list[tuple[datetime, list[policy.RoundInput]]] = []
+    for round_id in sorted(by_round, key=lambda rid: (started[rid], rid)):
+        at = started[round_id]
+        if history and at <= history[-1][0]:
+            at = history[-1][0] + timedelta(microseconds=1)
+        history.append((at, by_round[round_id]))
+    return history
+
+
 class Command(BaseCommand):
     help = "Replay the suspension policy over stored rounds; print would-be suspensions."
 
@@ -69,12 +84,14 @@ class Command(BaseCommand):
                 round__status="completed",
             )
             .select_related("endpoint", "round")
-            .order_by("round__started_at")
+            .order_by("round__started_at", "round_id")
         )
-        by_round: dict[datetime, list[policy.RoundInput]] = defaultdict(list)
+        by_round: dict[int, list[policy.RoundInput]] = defaultdict(list)
+        started: dict[int, datetime] = {}
         for er in rows:
-            by_round[er.round.started_at].append(policy.RoundInput(er.endpoint.tag, er.outcome, er.severity))
-        replayed = policy.policy_replay(sorted(by_round.items()), "enforce", settings)
+            by_round[er.round_id].append(policy.RoundInput(er.endpoint.tag, er.outcome, er.severity))
+            started[er.round_id] = er.round.started_at
+        replayed = policy.policy_replay(replay_history(by_round, started), "enforce", settings)
         actions = [
             {"at": at.isoformat(), "tag": d.tag, "action": d.action, "suspended_until": d.suspended_until.isoformat() if d.suspended_until else None, "reason": d.reason}
             for at, decisions in replayed
