@@ -13,6 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from canary import policy
 from canary.exclusions import ExclusionEntry, ignore_list_merge, target_matches, target_normalise
@@ -71,14 +72,31 @@ def _state_of(row: EndpointPolicyState) -> policy.EndpointState:
     )
 
 
-def _store_state(row: EndpointPolicyState, state: policy.EndpointState) -> None:
+POLICY_STATE_FIELDS = ["fail_streak", "clean_streak", "suspended_until", "enforced", "suspension_level",
+                       "last_suspended_at", "updated_at"]
+
+
+def _state_onto(row: EndpointPolicyState, state: policy.EndpointState) -> None:
     row.fail_streak = state.fail_streak
     row.clean_streak = state.clean_streak
     row.suspended_until = state.suspended_until
     row.enforced = state.enforced
     row.suspension_level = state.suspension_level
     row.last_suspended_at = state.last_suspended_at
-    row.save()
+    row.updated_at = timezone.now()  # bulk_update skips auto_now
+
+
+def _policy_rows_locked(endpoints: list[Endpoint]) -> dict[str, EndpointPolicyState]:
+    """The policy rows of ``endpoints`` by tag, locked FOR UPDATE, created when missing
+    (in two statements whatever the fleet size)."""
+    ids = [ep.pk for ep in endpoints]
+    have = set(EndpointPolicyState.objects.filter(endpoint_id__in=ids).values_list("endpoint_id", flat=True))
+    if len(have) < len(set(ids)):
+        EndpointPolicyState.objects.bulk_create(
+            [EndpointPolicyState(endpoint_id=pk) for pk in set(ids) - have], ignore_conflicts=True
+        )
+    locked = EndpointPolicyState.objects.select_for_update().filter(endpoint_id__in=ids).select_related("endpoint")
+    return {row.endpoint.tag: row for row in locked}
 
 
 def _active_exclusions(model_id: str, now: datetime) -> list[Exclusion]:
@@ -109,10 +127,7 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
             config = ModelConfig.objects.select_for_update().get(model_id=rnd.model_id)
         effective = mode or config.mode
         ers = list(EndpointRound.objects.filter(round=rnd).select_related("endpoint"))
-        rows = {}
-        for er in ers:
-            row, _ = EndpointPolicyState.objects.select_for_update().get_or_create(endpoint=er.endpoint)
-            rows[er.endpoint.tag] = row
+        rows = _policy_rows_locked([er.endpoint for er in ers])
         exclusions = _active_exclusions(rnd.model_id, now)
         completed_any = set(
             ProbeResult.objects.filter(round=rnd, transport_kind="", sample=0)
@@ -135,12 +150,21 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
         decisions = policy.policy_apply(now, effective, states, inputs, policy_settings())
         by_tag = {er.endpoint.tag: er for er in ers}
         for d in decisions:
-            _store_state(rows[d.tag], d.state)
+            _state_onto(rows[d.tag], d.state)
             er = by_tag[d.tag]
             er.streak = d.streak
             er.action = d.action
             er.suspended_until = d.suspended_until
-            er.save(update_fields=["streak", "action", "suspended_until"])
+        # Upserts on the primary key (the rows exist and are locked): one statement each.
+        EndpointPolicyState.objects.bulk_create(
+            [rows[d.tag] for d in decisions], update_conflicts=True, unique_fields=["id"], update_fields=POLICY_STATE_FIELDS
+        )
+        EndpointRound.objects.bulk_create(
+            [by_tag[d.tag] for d in decisions], update_conflicts=True, unique_fields=["id"],
+            update_fields=["streak", "action", "suspended_until"],
+        )
+        for d in decisions:
+            er = by_tag[d.tag]
             if d.action == "none":
                 continue
             audit = Decision.objects.create(

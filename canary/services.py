@@ -33,6 +33,11 @@ log = logging.getLogger(__name__)
 EXCERPT_CHARS = 600
 ROUND_SLOT_S = 30 * 60
 PROVIDER_SEEN_EVERY = timedelta(minutes=10)
+# What discovery rewrites on every round (admin-set fields such as positive controls stay).
+ENDPOINT_LISTING_FIELDS = [
+    "provider", "provider_name", "quantization", "context_length", "supported_parameters",
+    "price_prompt_usd", "price_completion_usd", "active", "last_seen",
+]
 
 
 class RoundError(Exception):
@@ -82,36 +87,51 @@ def round_language(now: datetime, languages: Sequence[str]) -> str:
 
 def endpoints_sync(model_id: str, infos: Iterable[Any], now: datetime) -> list[Endpoint]:
     """Upsert the discovered endpoints of ``model_id`` (``EndpointInfo`` rows from the
-    client); endpoints no longer listed are marked inactive, never deleted.
+    client) and return them in listing order; endpoints no longer listed are marked
+    inactive, never deleted.
 
-    Provider rows are shared by every model's rounds, so they are written only when
-    something changed (and ``last_seen`` at most every few minutes), each in its own short
-    statement: ten rounds starting together must not queue on the same provider rows.
+    A constant number of statements whatever the fleet size (ten rounds start together
+    at every slot). Provider rows are shared by every model's rounds, so they are written
+    only when something changed (and ``last_seen`` at most every few minutes), each in its
+    own short statement: rounds starting together must not queue on the same rows.
     """
-    seen: list[Endpoint] = []
+    infos = list(infos)
+    slugs = {info.provider_slug for info in infos}
+    providers = {p.slug: p for p in Provider.objects.filter(slug__in=slugs)}
+    missing = {
+        info.provider_slug: Provider(slug=info.provider_slug, name=info.provider_name, first_seen=now, last_seen=now)
+        for info in infos
+        if info.provider_slug not in providers
+    }
+    if missing:
+        # Another round may create the same provider at the same moment: keep theirs.
+        Provider.objects.bulk_create(missing.values(), ignore_conflicts=True)
+        providers.update({p.slug: p for p in Provider.objects.filter(slug__in=missing)})
     for info in infos:
-        provider, created = Provider.objects.get_or_create(
-            slug=info.provider_slug, defaults={"name": info.provider_name, "first_seen": now, "last_seen": now}
-        )
-        if not created and (provider.name != info.provider_name or provider.last_seen < now - PROVIDER_SEEN_EVERY):
+        provider = providers[info.provider_slug]
+        if provider.name != info.provider_name or provider.last_seen < now - PROVIDER_SEEN_EVERY:
             Provider.objects.filter(pk=provider.pk).update(name=info.provider_name, last_seen=now)
-        ep, _ = Endpoint.objects.get_or_create(
-            model_id=model_id,
-            tag=info.tag,
-            defaults={"provider": provider, "provider_name": info.provider_name, "first_seen": now, "last_seen": now},
+            provider.name, provider.last_seen = info.provider_name, now
+
+    listed = {
+        info.tag: Endpoint(
+            model_id=model_id, tag=info.tag, provider=providers[info.provider_slug], provider_name=info.provider_name,
+            quantization=info.quantization or "", context_length=info.context_length,
+            supported_parameters=list(info.supported_parameters), price_prompt_usd=info.pricing_prompt,
+            price_completion_usd=info.pricing_completion, active=True, first_seen=now, last_seen=now,
         )
-        ep.provider = provider
-        ep.provider_name = info.provider_name
-        ep.quantization = info.quantization or ""
-        ep.context_length = info.context_length
-        ep.supported_parameters = list(info.supported_parameters)
-        ep.price_prompt_usd = info.pricing_prompt
-        ep.price_completion_usd = info.pricing_completion
-        ep.active = True
-        ep.last_seen = now
-        ep.save()
-        seen.append(ep)
-    Endpoint.objects.filter(model_id=model_id).exclude(pk__in=[e.pk for e in seen]).update(active=False)
+        for info in infos
+    }
+    # One upsert: new endpoints inserted, known ones get the listing's fields (admin-set
+    # fields such as positive controls, and first_seen, stay as they are).
+    Endpoint.objects.bulk_create(
+        listed.values(), update_conflicts=True, unique_fields=["model_id", "tag"], update_fields=ENDPOINT_LISTING_FIELDS
+    )
+    rows = {ep.tag: ep for ep in Endpoint.objects.filter(model_id=model_id).select_related("provider")}
+    seen = [rows[info.tag] for info in infos]
+    stale = [ep.pk for tag, ep in rows.items() if tag not in listed and ep.active]
+    if stale:
+        Endpoint.objects.filter(pk__in=stale).update(active=False)
     return seen
 
 
@@ -309,10 +329,12 @@ def endpoint_facts(ep: Endpoint) -> EndpointFacts:
     return EndpointFacts(ep.tag, ep.provider_name, ep.supports_structured_outputs)
 
 
-def probe_execute(job: ProbeJob, ep: Endpoint, client: Any = None) -> list[ProbeOutcome]:
+def probe_execute(job: ProbeJob, ep: Endpoint, client: Any = None, *, rate_limited: bool = False) -> list[ProbeOutcome]:
     """Run one probe job without touching the database: wait for the provider's rate
-    limit, pin the endpoint, judge."""
-    provider_limiter().acquire(ep.provider.slug)
+    limit (unless the caller already took this probe's slot: ``rate_limited``), pin the
+    endpoint, judge."""
+    if not rate_limited:
+        provider_limiter().acquire(ep.provider.slug)
     return probe_mod.probe_run(job.kind, client or openrouter_client(), ep.model_id, endpoint_facts(ep), job.language, probe_settings())
 
 
@@ -362,7 +384,7 @@ def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Rou
         if (ep.pk, kind) not in reported
     ]
     ProbeResult.objects.bulk_create(missing, ignore_conflicts=True)
-    rows = ProbeResult.objects.filter(round=rnd).select_related("endpoint").exclude(kind__in=probe_mod.ROUND_CHECKS)
+    rows = list(ProbeResult.objects.filter(round=rnd).select_related("endpoint").exclude(kind__in=probe_mod.ROUND_CHECKS))
     by_endpoint: dict[str, list[ProbeOutcome]] = defaultdict(list)
     ep_by_tag: dict[str, Endpoint] = {}
     for row in rows:
@@ -375,7 +397,7 @@ def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Rou
         fleet_fail_share=settings.CANARY_FLEET_FAIL_SHARE,
         fleet_min_endpoints=settings.CANARY_FLEET_MIN_ENDPOINTS,
     )
-    _store_judgement(rnd, ep_by_tag, by_endpoint, judged, finished_at or timezone.now())
+    _store_judgement(rnd, rows, ep_by_tag, by_endpoint, judged, finished_at or timezone.now())
     from canary.quarantine import suspension_apply
 
     suspension_apply(rnd, now, rnd.mode)
@@ -438,58 +460,61 @@ def _discovery_failed(rnd: Round, error: str, now: datetime) -> None:
 
 def _store_judgement(
     rnd: Round,
+    rows: list[ProbeResult],
     ep_by_tag: dict[str, Endpoint],
     by_endpoint: dict[str, list[ProbeOutcome]],
     judged: RoundJudgement,
     finished_at: datetime,
 ) -> None:
+    """Write the round-level judgement in a constant number of statements: the final
+    verdicts onto the probes' own rows, one row per endpoint and round check, one
+    ``EndpointRound`` per endpoint (upserts: a second finaliser cannot get here, but a
+    replayed history may)."""
+    first_rows = {(row.endpoint.tag, row.kind): row for row in rows if row.sample == 0}
+    changed: list[ProbeResult] = []
+    checks: list[ProbeResult] = []
+    endpoint_rounds: list[EndpointRound] = []
+    for tag, ev in judged.endpoints.items():
+        ep = ep_by_tag[tag]
+        for kind in probe_mod.PROBE_KINDS:
+            j = ev.final.get(kind)
+            row = first_rows.get((tag, kind))
+            if j is None or row is None:
+                continue
+            round_data = (row.evidence or {}).get("_round", {})
+            row.verdict, row.check_name, row.reason = j.verdict.value, j.check, j.reason
+            row.evidence = _jsonable({**j.evidence, "fleet_rate": ev.fleet_rates.get(kind), "_round": round_data})
+            changed.append(row)
+        for kind in probe_mod.ROUND_CHECKS:
+            j = ev.final[kind]
+            checks.append(ProbeResult(
+                round=rnd, endpoint=ep, kind=kind, sample=0, language=rnd.language, prompt_id="round",
+                verdict=j.verdict.value, raw_verdict=j.evidence.get("raw_verdict", j.verdict.value),
+                check_name=j.check, reason=j.reason,
+                evidence=_jsonable({**j.evidence, "fleet_rate": ev.fleet_rates.get(kind)}), created_at=finished_at,
+            ))
+        language_outcome = next((o for o in by_endpoint[tag] if o.kind == probe_mod.LANGUAGE and o.sample == 0), None)
+        evidence = dict(ev.evidence)
+        if language_outcome is not None and language_outcome.extra.get("anomaly"):
+            evidence["language_anomaly"] = language_outcome.language
+        endpoint_rounds.append(EndpointRound(
+            round=rnd, endpoint=ep, outcome=ev.outcome, severity=ev.severity,
+            evidence=_jsonable(evidence), created_at=finished_at,
+        ))
     with transaction.atomic():
-        for tag, ev in judged.endpoints.items():
-            ep = ep_by_tag[tag]
-            for kind in probe_mod.PROBE_KINDS:
-                j = ev.final.get(kind)
-                if j is None:
-                    continue
-                row = ProbeResult.objects.filter(round=rnd, endpoint=ep, kind=kind, sample=0).first()
-                if row is None:
-                    continue
-                round_data = (row.evidence or {}).get("_round", {})
-                evidence = _jsonable({**j.evidence, "fleet_rate": ev.fleet_rates.get(kind), "_round": round_data})
-                ProbeResult.objects.filter(pk=row.pk).update(
-                    verdict=j.verdict.value, check_name=j.check, reason=j.reason, evidence=evidence
-                )
-            for kind in probe_mod.ROUND_CHECKS:
-                j = ev.final[kind]
-                ProbeResult.objects.update_or_create(
-                    round=rnd,
-                    endpoint=ep,
-                    kind=kind,
-                    sample=0,
-                    defaults={
-                        "language": rnd.language,
-                        "prompt_id": "round",
-                        "verdict": j.verdict.value,
-                        "raw_verdict": j.evidence.get("raw_verdict", j.verdict.value),
-                        "check_name": j.check,
-                        "reason": j.reason,
-                        "evidence": _jsonable({**j.evidence, "fleet_rate": ev.fleet_rates.get(kind)}),
-                        "created_at": finished_at,
-                    },
-                )
-            language_outcome = next((o for o in by_endpoint[tag] if o.kind == probe_mod.LANGUAGE and o.sample == 0), None)
-            evidence = dict(ev.evidence)
-            if language_outcome is not None and language_outcome.extra.get("anomaly"):
-                evidence["language_anomaly"] = language_outcome.language
-            EndpointRound.objects.update_or_create(
-                round=rnd,
-                endpoint=ep,
-                defaults={
-                    "outcome": ev.outcome,
-                    "severity": ev.severity,
-                    "evidence": _jsonable(evidence),
-                    "created_at": finished_at,
-                },
-            )
+        # Upserts on the primary key: one INSERT … ON CONFLICT statement (bulk_update's
+        # CASE WHEN per row and field costs far more CPU to build).
+        ProbeResult.objects.bulk_create(
+            changed, update_conflicts=True, unique_fields=["id"], update_fields=["verdict", "check_name", "reason", "evidence"]
+        )
+        ProbeResult.objects.bulk_create(
+            checks, update_conflicts=True, unique_fields=["round", "endpoint", "kind", "sample"],
+            update_fields=["language", "prompt_id", "verdict", "raw_verdict", "check_name", "reason", "evidence", "created_at"],
+        )
+        EndpointRound.objects.bulk_create(
+            endpoint_rounds, update_conflicts=True, unique_fields=["round", "endpoint"],
+            update_fields=["outcome", "severity", "evidence", "created_at"],
+        )
         totals = ProbeResult.objects.filter(round=rnd).aggregate(
             prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"), cost=Sum("cost_usd")
         )

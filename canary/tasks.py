@@ -98,8 +98,10 @@ def endpoint_probes_task(round_id: int, endpoint_id: int, language: str) -> str:
     """
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
+    from canary.db import connection_release
     from canary.models import Endpoint, ProbeResult, Round
     from canary.probes import PROBE_KINDS
+    from canary.ratelimit import provider_limiter
     from canary.services import (
         ProbeJob,
         probe_execute,
@@ -117,11 +119,15 @@ def endpoint_probes_task(round_id: int, endpoint_id: int, language: str) -> str:
     jobs = [ProbeJob(round_id, endpoint_id, kind, language) for kind in PROBE_KINDS if kind not in reported]
     if jobs:
         ep = Endpoint.objects.select_related("provider").get(pk=endpoint_id)
+        connection_release()
+        # One rate-limit round trip for the endpoint's probes (they share a provider).
+        provider_limiter().acquire(ep.provider.slug, len(jobs))
         # Probes wait on the network; the pool threads never touch the database.
         with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-            futures = {pool.submit(probe_execute, job, ep): job for job in jobs}
+            futures = {pool.submit(probe_execute, job, ep, rate_limited=True): job for job in jobs}
             for fut in as_completed(futures):
                 probe_record(futures[fut], fut.result(), rnd.started_at, rnd=rnd, ep=ep)
+                connection_release()
     if round_probes_done(round_id):
         round_finalize(round_id)
     return "done"

@@ -80,6 +80,16 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Probes save results from worker threads; wait for the write lock instead of failing.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.bool("DATABASE_POOL", default=True):
+    # A Celery worker runs dozens of probe tasks on threads and gunicorn serves on
+    # threads: a per-process pool of connections (psycopg_pool, built into Django 5.1+)
+    # instead of a new PostgreSQL backend for every task or request. Tasks hand their
+    # connection back while they wait on providers, so a small pool serves many threads.
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=2),
+        "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=16),
+        "timeout": env.float("DATABASE_POOL_TIMEOUT_S", default=30.0),
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
