@@ -26,6 +26,8 @@ SQLite file for contracts, routes and events).
 from __future__ import annotations
 
 import argparse
+import cProfile
+import gc
 import json
 import multiprocessing
 import os
@@ -137,6 +139,51 @@ def gateway_caller(create: bool = True) -> Callable[[int], None]:
             raise RuntimeError(f"gateway call failed: {reply.body}")
 
     return call
+
+
+def cpu_per_request(base_url: str, *, n: int = 500, warmup: int = 100, profile: Path | None = None) -> dict:
+    """This process's CPU ms per request (``time.process_time``: every thread of this
+    process, so the event writer and the watchdog count, the simulator and Redis do not),
+    for ``n`` direct calls and ``n`` gateway calls, one at a time in alternating blocks of
+    100, after ``warmup`` of each. No concurrency, so no queueing: stable on a busy
+    machine. ``profile``: write a cProfile (CPU-time clock) of the gateway blocks there."""
+    from routing.services import gateway_get
+
+    direct = direct_caller(base_url)
+    system = gateway_caller(create=False)
+    sink: Any = gateway_get().sink
+    for i in range(warmup):
+        direct(i)
+        system(i)
+    if hasattr(sink, "flush"):
+        sink.flush()
+
+    # Alternating blocks, so that drift (CPU frequency, other programs' cache pressure)
+    # hits both sides alike; each side's CPU is summed over its blocks.
+    prof = cProfile.Profile(time.process_time) if profile is not None else None
+    spent = {"direct": 0.0, "gateway": 0.0}
+    block = 100
+    done = 0
+    gc.collect()
+    while done < n:
+        size = min(block, n - done)
+        for side, call in (("direct", direct), ("gateway", system)):
+            start = time.process_time()
+            if prof is not None and side == "gateway":
+                prof.enable()
+            for i in range(size):
+                call(i)
+            if side == "gateway" and hasattr(sink, "flush"):
+                sink.flush()  # the writer thread's CPU for these events belongs to them
+            if prof is not None and side == "gateway":
+                prof.disable()
+            spent[side] += time.process_time() - start
+        done += size
+    if prof is not None and profile is not None:
+        prof.dump_stats(str(profile))
+    direct_cpu, system_cpu = spent["direct"] * 1000.0 / n, spent["gateway"] * 1000.0 / n
+    return {"requests": n, "direct_cpu_ms": direct_cpu, "gateway_cpu_ms": system_cpu,
+            "added_cpu_ms": system_cpu - direct_cpu}
 
 
 def _worker(role: str, base_url: str, barrier: Any, out: Any, n: int, rounds: int, threads: int) -> None:
@@ -279,6 +326,9 @@ def main() -> None:
                         help="processes sharing the concurrency, like gunicorn workers (1 = one process)")
     parser.add_argument("--litellm-venv", type=Path, default=Path("/tmp/litellm-venv"))
     parser.add_argument("--no-litellm", action="store_true")
+    parser.add_argument("--cpu-requests", type=int, default=500, help="sequential requests per side of the CPU harness")
+    parser.add_argument("--cpu-only", action="store_true", help="only the in-process CPU harness (no concurrency)")
+    parser.add_argument("--profile", type=Path, help="with --cpu-only: write a cProfile of the gateway phase here")
     args = parser.parse_args()
 
     call_command("migrate", verbosity=0)
@@ -294,6 +344,12 @@ def main() -> None:
     results = []
     try:
         setup_routing()
+        if args.cpu_only:
+            cpu = cpu_per_request(base_url, n=args.cpu_requests, profile=args.profile)
+            print(f"CPU per request, this process, {cpu['requests']} sequential requests each: "
+                  f"direct {cpu['direct_cpu_ms']:.3f} ms, gateway {cpu['gateway_cpu_ms']:.3f} ms, "
+                  f"added {cpu['added_cpu_ms']:.3f} ms")
+            return
         results.append(measure("Reverie gateway", base_url, n=args.requests, rounds=args.rounds,
                                concurrency=args.concurrency, workers=args.workers))
         if not args.no_litellm:
