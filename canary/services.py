@@ -57,15 +57,17 @@ def openrouter_client() -> Any:
         settings.OPENROUTER_REFERER,
         settings.OPENROUTER_TITLE,
         settings.CANARY_MAX_RESPONSE_BYTES,
+        settings.OPENROUTER_MAX_CONNECTIONS,
     )
 
 
 @lru_cache(maxsize=8)
-def _client_for(base_url: str, api_key: str, referer: str, title: str, max_response_bytes: int) -> Any:
+def _client_for(base_url: str, api_key: str, referer: str, title: str, max_response_bytes: int, max_connections: int) -> Any:
     from canary.openrouter import OpenRouterClient
 
     return OpenRouterClient(
-        base_url=base_url, api_key=api_key, referer=referer, title=title, max_response_bytes=max_response_bytes
+        base_url=base_url, api_key=api_key, referer=referer, title=title, max_response_bytes=max_response_bytes,
+        max_connections=max_connections,
     )
 
 

@@ -120,6 +120,9 @@ OPENROUTER_BASE_URL = env.str("OPENROUTER_BASE_URL", default="https://openrouter
 OPENROUTER_API_KEY = env.str("OPENROUTER_API_KEY", default="")
 OPENROUTER_REFERER = env.str("OPENROUTER_REFERER", default="https://github.com/reverie-ops")
 OPENROUTER_TITLE = env.str("OPENROUTER_TITLE", default="Reverie Ops canary")
+# Connections the canary's client keeps per process. A worker runs (threads x 4) probes at
+# once; a smaller pool would queue probes inside our own client and inflate their TTFT.
+OPENROUTER_MAX_CONNECTIONS = env.int("OPENROUTER_MAX_CONNECTIONS", default=512)
 
 # --- Canary -------------------------------------------------------------------------
 CANARY_MODEL = env.str("CANARY_MODEL", default="meta-llama/llama-3.3-70b-instruct")

@@ -22,6 +22,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from pytest_httpserver import HTTPServer
 
@@ -1326,3 +1327,20 @@ def test_slugify_provider_display_names() -> None:
     assert slugify_provider("Google AI Studio") == "google-ai-studio"
     assert slugify_provider("xAI") == "xai"
     assert slugify_provider("Z.AI") == "z-ai"
+
+
+def test_streamed_calls_reuse_one_connection(start_sim, default_fleet) -> None:  # type: ignore[no-untyped-def]
+    """After ``[DONE]`` the rest of the body is drained, so sequential probes share one
+    kept-alive connection instead of a new TCP (and, on OpenRouter, TLS) handshake each."""
+    sim = start_sim(default_fleet)
+    transport = httpx.HTTPTransport(retries=0)
+    with OpenRouterClient(base_url=sim.base_url, transport=transport) as c:
+        calls = [
+            c.chat_pinned("meta-llama/llama-3.3-70b-instruct", "atlas/fp8", MESSAGES, max_tokens=64, stream=True,
+                          ttft_limit_s=5.0, total_timeout_s=10.0)
+            for _ in range(3)
+        ]
+        assert [call.transport_kind for call in calls] == [None, None, None]
+        assert all(call.reply is not None and call.reply.finish_reason for call in calls)
+        # httpcore's pool keeps the connection the three calls shared.
+        assert len(transport._pool.connections) == 1
