@@ -27,6 +27,7 @@ followed by ``[DONE]``; provider display names have arbitrary casing.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import time
@@ -838,7 +839,7 @@ def _status_kind(status: int, error: ErrorInfo) -> TransportKind:
 
 
 class OpenRouterClient:
-    """One shared, thread-safe OpenRouter client (wraps one ``httpx.Client``).
+    """One shared, thread-safe OpenRouter client (wraps ``httpx.Client`` objects).
 
     ``base_url`` includes ``/api/v1`` (``https://openrouter.ai/api/v1``).
     ``api_key`` may be empty: then no ``Authorization`` header is sent (endpoint
@@ -849,8 +850,10 @@ class OpenRouterClient:
     the first token (it never exceeds the call's TTFT limit, because one socket
     read timeout serves both phases); ``request_timeout_s`` bounds discovery and
     generation lookups. ``clock`` returns seconds (monotonic); tests pass their
-    own. ``transport`` replaces the HTTP transport (tests only); the default has
-    ``retries=0`` because retrying is the caller's decision.
+    own. ``max_connections`` (kept alive too) is spread over ``pool_shards`` httpx
+    clients used in turn. ``transport`` replaces the HTTP transport (tests only; one
+    client then); the default has ``retries=0`` because retrying is the caller's
+    decision.
 
     Use as a context manager or call ``close()``.
     """
@@ -867,6 +870,7 @@ class OpenRouterClient:
         idle_timeout_s: float = 30.0,
         request_timeout_s: float = 30.0,
         max_connections: int = 100,
+        pool_shards: int = 1,
         clock: Callable[[], float] = time.monotonic,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
@@ -878,20 +882,42 @@ class OpenRouterClient:
         self.idle_timeout_s = idle_timeout_s
         self.request_timeout_s = request_timeout_s
         self._clock = clock
-        self._client = httpx.Client(
-            base_url=base_url,
-            headers=headers,
-            transport=transport or httpx.HTTPTransport(retries=0),
-            timeout=httpx.Timeout(request_timeout_s, connect=connect_timeout_s),
-            # Within a round's burst, a finished probe's connection serves the next probe
-            # (no reconnect and TLS handshake each); idle ones close after 5 s (httpx).
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
-            follow_redirects=False,
-        )
+        # Several httpx clients, used in turn: httpcore's pool scans every connection it
+        # holds on each request start and end, which with a worker's hundreds of probes in
+        # flight became a sixth of its CPU. They share one SSL context (building one costs
+        # ~20 ms of CPU). ``limits`` must go to the transport: httpx ignores a client's
+        # ``limits`` when a transport is given.
+        shards = 1 if transport is not None else max(1, pool_shards)
+        per_shard = max(1, max_connections // shards)
+        ssl_context = httpx.create_ssl_context() if transport is None else None
+        self._clients = [
+            httpx.Client(
+                base_url=base_url,
+                headers=headers,
+                transport=transport
+                or httpx.HTTPTransport(
+                    retries=0,
+                    verify=ssl_context if ssl_context is not None else True,
+                    # Within a round's burst, a finished probe's connection serves the
+                    # next one (no new TCP/TLS handshake inside its TTFT); idle ones
+                    # close after 5 s (httpx's keep-alive expiry).
+                    limits=httpx.Limits(max_connections=per_shard, max_keepalive_connections=per_shard),
+                ),
+                timeout=httpx.Timeout(request_timeout_s, connect=connect_timeout_s),
+                follow_redirects=False,
+            )
+            for _ in range(shards)
+        ]
+        self._turn = itertools.count()
+
+    def _http(self) -> httpx.Client:
+        """The next httpx client in turn (``next`` on a count is atomic under the GIL)."""
+        return self._clients[next(self._turn) % len(self._clients)]
 
     def close(self) -> None:
         """Close pooled connections."""
-        self._client.close()
+        for client in self._clients:
+            client.close()
 
     def __enter__(self) -> OpenRouterClient:
         return self
@@ -966,7 +992,7 @@ class OpenRouterClient:
     ) -> tuple[int, bytes]:
         """GET ``path`` with the size cap; returns (status, body). Raises ``error_cls``."""
         try:
-            with self._client.stream("GET", path, params=params) as response:
+            with self._http().stream("GET", path, params=params) as response:
                 declared = _to_int(response.headers.get("content-length"))
                 if declared is not None and declared > self.max_response_bytes:
                     raise error_cls(
@@ -1074,9 +1100,8 @@ class OpenRouterClient:
                 pool=self.connect_timeout_s,
             )
             headers = {"Accept": "application/json"}
-        request = self._client.build_request(
-            "POST", "/chat/completions", json=body, headers=headers, timeout=timeout
-        )
+        http = self._http()
+        request = http.build_request("POST", "/chat/completions", json=body, headers=headers, timeout=timeout)
         ctx = _CallContext(
             start=self._clock(),
             clock=self._clock,
@@ -1084,7 +1109,7 @@ class OpenRouterClient:
             max_tokens=max_tokens,
         )
         try:
-            response = self._client.send(request, stream=True)
+            response = http.send(request, stream=True)
         except httpx.ConnectTimeout:
             # A connection that cannot be set up is a connect failure, whoever is slow.
             return ctx.call(kind="connect", message="TCP/TLS connect timed out")

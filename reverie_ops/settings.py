@@ -123,6 +123,8 @@ OPENROUTER_TITLE = env.str("OPENROUTER_TITLE", default="Reverie Ops canary")
 # Connections the canary's client keeps per process. A worker runs (threads x 4) probes at
 # once; a smaller pool would queue probes inside our own client and inflate their TTFT.
 OPENROUTER_MAX_CONNECTIONS = env.int("OPENROUTER_MAX_CONNECTIONS", default=512)
+# ... spread over this many httpx clients (each pool's bookkeeping grows with its size).
+OPENROUTER_POOL_SHARDS = env.int("OPENROUTER_POOL_SHARDS", default=8)
 
 # --- Canary -------------------------------------------------------------------------
 CANARY_MODEL = env.str("CANARY_MODEL", default="meta-llama/llama-3.3-70b-instruct")
