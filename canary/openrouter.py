@@ -27,6 +27,7 @@ followed by ``[DONE]``; provider display names have arbitrary casing.
 
 from __future__ import annotations
 
+import http.cookiejar
 import itertools
 import json
 import re
@@ -686,6 +687,13 @@ def parse_endpoints_body(raw: bytes) -> list[EndpointInfo]:
 # --------------------------------------------------------------------------- streaming internals
 
 
+class _NoCookies(http.cookiejar.CookieJar):
+    """An API client keeps no session: skip parsing Set-Cookie on every response."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+
 class _IterStream(httpx.SyncByteStream):
     """Adapts a bytes iterator to httpx's stream interface (for httpx-sse)."""
 
@@ -905,6 +913,7 @@ class OpenRouterClient:
                 ),
                 timeout=httpx.Timeout(request_timeout_s, connect=connect_timeout_s),
                 follow_redirects=False,
+                cookies=_NoCookies(),
             )
             for _ in range(shards)
         ]
