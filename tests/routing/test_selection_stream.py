@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from routing.contracts import contract_from_dict
@@ -101,3 +103,70 @@ def test_a_whole_body_with_an_error_inside_the_choice():
     body = b'\n   \n{"choices":[{"index":0,"finish_reason":"error","message":{"content":"part"},"error":{"code":502,"message":"lost"}}]}'
     parsed = parse_body(body)
     assert parsed.error is not None and parsed.error.message == "lost" and parsed.output_seen
+
+
+RAW = (
+    b': OPENROUTER PROCESSING\r\n\r\n'
+    b'data: {"id":"gen-1","provider":"Swift","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}\r\n\r\n'
+    b'data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n'
+    b': keep-alive between frames\n\n'
+    b'event: message\ndata: {"choices":[{"index":0,\ndata: "delta":{"content":"lo \xe2\x9c\x93"}}]}\n\n'
+    b'data:{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+    b'data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2}}\n\n'
+    b'data: [DONE]\n\n'
+)
+
+
+def test_body_bytes_split_anywhere_fold_to_the_same_answer_as_lines():
+    by_lines = ChatStream()
+    _feed(by_lines, RAW.replace(b"\r", b""))
+    expected = by_lines.answer()
+    assert expected.content == "Hello ✓" and expected.finish_reason == "stop" and expected.generation_id == "gen-1"
+    for cut in range(1, len(RAW)):
+        stream = ChatStream()
+        stream.feed(RAW[:cut])
+        stream.feed(RAW[cut:])
+        stream.feed_end()
+        assert stream.answer() == expected and stream.done and stream.finished, cut
+
+
+def test_nothing_after_done_or_an_error_is_folded():
+    stream = ChatStream()
+    stream.feed(b'data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+                b'data: {"choices":[{"index":0,"delta":{"content":"late"}}]}\n\n')
+    stream.feed(b"data: {nope\n\n")
+    assert stream.finished and stream.answer().content == "a"
+    errored = ChatStream()
+    errored.feed(b'data: {"error":{"code":502,"message":"lost"},"choices":[]}\n\ndata: {nope\n\n')
+    assert errored.finished and errored.error is not None and errored.error.message == "lost"
+
+
+def test_a_last_line_without_newline_is_folded_at_the_end_of_the_body():
+    stream = ChatStream()
+    stream.feed(b'data: {"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}')
+    assert stream.finish_reason is None
+    stream.feed_end()
+    assert stream.finish_reason == "stop" and stream.answer().content == "x"
+
+
+@pytest.mark.parametrize("frame", [
+    b'{"a":"\\ud83d"}',  # a lone surrogate escape (a host splitting an emoji): accepted as json.loads does
+    b'{"a":NaN,"b":1e400}',
+    b'{"a":123456789012345678901234567890}',
+    b'{"a":1,"a":2}',
+    b'\xef\xbb\xbf{"a":1}',  # a byte-order mark
+])
+def test_the_frame_decoder_is_json_loads(frame):
+    from routing.stream import _loads
+
+    assert repr(_loads(frame)) == repr(json.loads(frame))
+
+
+@pytest.mark.parametrize("frame", [b'{"a":1} x', b'{"a":"\xff"}', b"{nope", b'{"a":1}{"b":2}'])
+def test_the_frame_decoder_refuses_what_json_loads_refuses(frame):
+    from routing.stream import _loads
+
+    with pytest.raises(ValueError):
+        json.loads(frame)
+    with pytest.raises(ValueError):
+        _loads(frame)

@@ -1,0 +1,68 @@
+"""The gateway's HTTP path (routing/upstream.py) on what a real server can send: headers
+it must carry, cookies it must not, compressed streams, unusable route URLs."""
+
+from __future__ import annotations
+
+import gzip
+
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+
+from routing.deadline import AttemptTimes
+from routing.upstream import Upstream
+from tests.routing.conftest import route
+
+SSE = (
+    b': OPENROUTER PROCESSING\n\n'
+    b'data: {"id":"gen-1","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"}}]}\n\n'
+    b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}\n\n'
+    b'data: [DONE]\n\n'
+)
+TIMES = AttemptTimes(timeout_s=5.0, first_token_s=5.0)
+
+
+def _upstream(httpserver: HTTPServer) -> Upstream:
+    return Upstream(default_base_url=httpserver.url_for("/api/v1"), api_key="sk-test", headers={"X-Title": "gw"})
+
+
+def test_each_attempt_carries_its_headers_and_never_an_upstreams_cookies(httpserver: HTTPServer):
+    seen: list[dict[str, str]] = []
+
+    def handler(request: Request) -> Response:
+        seen.append(dict(request.headers))
+        return Response(SSE, content_type="text/event-stream", headers={"Set-Cookie": "__cf_bm=abc; Path=/"})
+
+    httpserver.expect_request("/api/v1/chat/completions", method="POST").respond_with_handler(handler)
+    upstream = _upstream(httpserver)
+    try:
+        for _ in range(2):
+            outcome = upstream.attempt(route("a"), b'{"stream":true}', TIMES, idle_s=5.0)
+            assert outcome.answer is not None and outcome.answer.content == "Hello", outcome
+    finally:
+        upstream.close()
+    for headers in seen:
+        assert headers["Authorization"] == "Bearer sk-test" and headers["X-Title"] == "gw"
+        assert headers["Accept"] == "text/event-stream" and headers["Content-Type"] == "application/json"
+        assert headers["Content-Length"] == str(len(b'{"stream":true}'))
+        assert "Cookie" not in headers  # one route's cookies never ride along on later requests
+
+
+def test_a_compressed_stream_is_decoded(httpserver: HTTPServer):
+    httpserver.expect_request("/api/v1/chat/completions").respond_with_response(
+        Response(gzip.compress(SSE), content_type="text/event-stream", headers={"Content-Encoding": "gzip"}))
+    upstream = _upstream(httpserver)
+    try:
+        outcome = upstream.attempt(route("a"), b"{}", TIMES, idle_s=5.0)
+    finally:
+        upstream.close()
+    assert outcome.answer is not None and outcome.answer.content == "Hello" and outcome.answer.finish_reason == "stop"
+
+
+def test_a_malformed_route_url_is_a_connect_failure_not_a_crash():
+    upstream = Upstream(default_base_url="http://127.0.0.1:1/api/v1")
+    try:
+        for base_url in ("http://exa mple.com:port/api/v1", "ftp://127.0.0.1/api/v1"):
+            outcome = upstream.attempt(route("a", base_url=base_url), b"{}", TIMES, idle_s=5.0)
+            assert outcome.signal is not None and outcome.signal.kind == "connect", outcome
+    finally:
+        upstream.close()
