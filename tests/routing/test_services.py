@@ -113,3 +113,32 @@ def test_the_route_changelist_shows_breaker_state(admin_client):
     Route.objects.create(name="alpha", model_id="acme/chat-1", modalities=["text"], context_length=8192)
     response = admin_client.get("/admin/routing/route/")
     assert response.status_code == 200 and b"alpha" in response.content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_background_writer_writes_every_result_once_in_batches():
+    import time
+
+    from routing.gateway import AttemptRecord, GatewayResult
+    from routing.services import BackgroundEventSink
+
+    def result(op: str) -> GatewayResult:
+        attempt = AttemptRecord(attempt_id=f"{op}-a", index=0, route="alpha", fallback_reason="primary",
+                                breaker_state="closed", started_at=time.time(), status="accepted")
+        return GatewayResult(operation_id=op, contract="c@1", outcome="accepted", attempts=[attempt],
+                             started_at=time.time(), latency_ms=1.0, request_text="[]")
+
+    sink = BackgroundEventSink(batch=30, interval_s=0.05)
+    for burst in range(3):  # later bursts come after the writer went idle again
+        threads = [threading.Thread(target=lambda t=t: [sink.emit(result(f"op-{burst}-{t}-{i}")) for i in range(25)])
+                   for t in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if burst < 2:
+            sink.flush()
+        else:
+            sink.close()  # writes what is pending, then ends the thread and its connection
+        assert RequestEvent.objects.filter(operation_id__startswith=f"op-{burst}-").count() == 200
+    assert RequestEvent.objects.count() == 600 and AttemptEvent.objects.count() == 600
