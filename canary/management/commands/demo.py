@@ -142,7 +142,7 @@ class Command(BaseCommand):
             f"  curl -H 'Authorization: Bearer {token}' "
             f"'http://{self._addr}/api/v1/routing/ignore?model={settings.CANARY_MODEL}'\n"
             "\nScheduled rounds run on Celery with Redis; locally (PostgreSQL or SQLite, Redis on 127.0.0.1):\n"
-            "  .venv/bin/celery -A reverie_ops worker -P threads -c 16 -Q canary -l info\n"
+            "  .venv/bin/celery -A reverie_ops worker -P threads -c 32 -Q canary -l info\n"
             "  .venv/bin/celery -A reverie_ops beat -l info   # exactly one beat process\n"
         )
 
