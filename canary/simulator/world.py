@@ -141,11 +141,13 @@ class _Failure:
     status: int | None  # None: the attempt hangs (timeout fault)
     body: dict[str, Any] | None = None
     retry_after_s: float | None = None
+    # Another endpoint may still serve the request (a larger context window).
+    next_may_fit: bool = False
 
     @property
     def retryable(self) -> bool:
         # On 429, 5xx, timeouts and downtime OpenRouter moves on to the next provider.
-        return self.status is None or self.status == 429 or self.status >= 500
+        return self.next_may_fit or self.status is None or self.status == 429 or self.status >= 500
 
 
 def plan_chat(fleet: Fleet, body: bytes, counter: ServeCounter, now_s: float) -> ChatPlan:
@@ -232,7 +234,12 @@ def _fire(faults: Faults, rng: random.Random) -> frozenset[str]:
 
 
 def _failure(endpoint: Endpoint, fired: frozenset[str], request: ChatRequest) -> _Failure | None:
-    """Transport faults first (down, http_error, timeout), then the 403 moderation refusal."""
+    """A request larger than the endpoint's context window first (OpenRouter answers it
+    before any provider does), then transport faults (down, http_error, timeout), then the
+    403 moderation refusal."""
+    overflow = context_overflow_body(endpoint, request)
+    if overflow is not None:
+        return _Failure(400, overflow, next_may_fit=True)
     faults = endpoint.faults
     if "down" in fired:
         body = error_body(
@@ -255,6 +262,25 @@ def _failure(endpoint: Endpoint, fired: frozenset[str], request: ChatRequest) ->
             403, moderation_error_body(endpoint.provider, request.model_id, request.last_user_text)
         )
     return None
+
+
+def context_overflow_body(endpoint: Endpoint, request: ChatRequest) -> dict[str, Any] | None:
+    """OpenRouter's 400 ``context_length_exceeded`` when the prompt (estimated at 4
+    characters a token) plus ``max_tokens`` exceeds the endpoint's ``context_length``;
+    None when the request fits."""
+    prompt = max(1, estimate_tokens(request.prompt_text))
+    output = request.max_tokens or 0
+    if prompt + output <= endpoint.context_length:
+        return None
+    message = (
+        f"This endpoint's maximum context length is {endpoint.context_length} tokens. However, you requested "
+        f"about {prompt + output} tokens ({prompt} of text input, {output} in the output). Please reduce the "
+        'length of either one, or use the "middle-out" transform to compress your prompt automatically.'
+    )
+    return error_body(
+        400, message,
+        {"error_type": "context_length_exceeded", "provider_name": endpoint.provider, "is_byok": False},
+    )
 
 
 def _success(
