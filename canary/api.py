@@ -179,5 +179,69 @@ OPENAPI: dict[str, Any] = {
                 "responses": {"200": {"description": "The provider object"}, **_COMMON},
             }
         },
+        "/v1/chat/completions": {
+            "post": {
+                "summary": "The reliable routing gateway: an OpenAI-compatible chat completion served under a routing contract",
+                "description": (
+                    "The body is an OpenAI chat completion request (messages, max_tokens, tools, response_format, "
+                    "stream ...); the contract chooses the routes, so a `model` field is ignored. The answer is "
+                    "validated against the contract before it is returned (streamed answers too, in one content "
+                    "chunk). Failures name their class: permanent, transient, incompatible, invalid_response, "
+                    "ambiguous."
+                ),
+                "parameters": [
+                    {"name": "X-Routing-Contract", "in": "header", "required": True, "schema": {"type": "string"},
+                     "example": "invoice-extract@3", "description": "contract name @ version"},
+                    {"name": "Idempotency-Key", "in": "header", "required": False,
+                     "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+                     "description": "operation id: a repeat returns the first answer (Idempotent-Replayed: true)"},
+                ],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object"}}}},
+                "responses": {
+                    "200": {
+                        "description": "The accepted answer (chat.completion, or SSE chunks when stream is true)",
+                        "headers": {
+                            "X-Routing-Route": {"schema": {"type": "string"}, "description": "the route that answered"},
+                            "X-Routing-Attempts": {"schema": {"type": "integer"}, "description": "attempts made"},
+                            "X-Routing-Operation-Id": {"schema": {"type": "string"}},
+                        },
+                    },
+                    **{
+                        code: {"description": why, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GatewayError"}}}}
+                        for code, why in (
+                            ("400", "Malformed request, header or contract reference"),
+                            ("401", "Missing or invalid service token"),
+                            ("404", "Unknown contract or version"),
+                            ("409", "The Idempotency-Key's first request is still running or ended unknown"),
+                            ("413", "Body too large"),
+                            ("422", "No route can serve this contract and request, or an Idempotency-Key reused for another request"),
+                            ("502", "Every attempt failed (or the outcome of a side effect is unknown)"),
+                            ("503", "Every route is suppressed by a circuit breaker or the ignore list (Retry-After)"),
+                            ("504", "The contract's deadline ran out"),
+                        )
+                    },
+                },
+            }
+        },
+    },
+}
+OPENAPI["components"]["schemas"]["GatewayError"] = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["type", "code", "failure_class", "message"],
+            "properties": {
+                "type": {"const": "routing_error"},
+                "code": {"type": "string"},
+                "failure_class": {"enum": ["permanent", "transient", "incompatible", "invalid_response", "ambiguous"]},
+                "message": {"type": "string"},
+                "operation_id": {"type": "string"},
+                "contract": {"type": ["string", "null"]},
+                "attempts": {"type": "array", "items": {"type": "object"}, "description": "one entry per attempt: route, status, failure class, latency ms, validation"},
+                "rejected_routes": {"type": ["object", "array", "null"]},
+            },
+        }
     },
 }

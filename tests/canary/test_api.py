@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import httpx
+import jsonschema
 import pytest
 from django.utils import timezone
 
@@ -90,6 +91,25 @@ def test_openapi_document_describes_the_ignore_endpoint(live_server):
     assert doc["openapi"].startswith("3.")
     assert "/api/v1/routing/ignore" in doc["paths"]
     assert doc["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+
+
+def test_openapi_document_describes_the_gateway_and_its_real_errors(live_server, token):
+    doc = httpx.get(f"{live_server.url}/api/v1/openapi.json").json()
+    gateway = doc["paths"]["/v1/chat/completions"]["post"]
+    assert {p["name"] for p in gateway["parameters"]} == {"X-Routing-Contract", "Idempotency-Key"}
+    assert set(gateway["responses"]["200"]["headers"]) == {"X-Routing-Route", "X-Routing-Attempts", "X-Routing-Operation-Id"}
+    schema = doc["components"]["schemas"]["GatewayError"]
+    url = f"{live_server.url}/v1/chat/completions"
+    # Real refusals of the gateway match the documented error shape and status.
+    answers = [
+        httpx.post(url, json={"messages": []}),
+        httpx.post(url, json={"messages": []}, headers={"Authorization": f"Bearer {token}"}),
+        httpx.post(url, json={"messages": []}, headers={"Authorization": f"Bearer {token}", "X-Routing-Contract": "nope@1"}),
+    ]
+    assert [a.status_code for a in answers] == [401, 400, 404]
+    for answer in answers:
+        assert str(answer.status_code) in gateway["responses"]
+        jsonschema.validate(answer.json(), schema)
 
 
 
