@@ -161,6 +161,7 @@ class _Try:
     failure: Failure | None
     answer: Answer | None = None
     validation: ValidationResult | None = None
+    route: RouteProfile | None = None  # the profile the attempt used
 
 
 def check_request(body: Any, contract: Contract) -> None:
@@ -454,7 +455,7 @@ class _Run:
             else:
                 winner, failure = self.single(route, permit, reason, times)
             if winner is not None:
-                return self.finish("accepted", accepted=winner, route=self.route_of(winner))
+                return self.finish("accepted", accepted=winner, route=winner.route)
             assert failure is not None
             last = failure
             if failure.cls == FailureClass.PERMANENT and failure.blame != "route":
@@ -497,9 +498,6 @@ class _Run:
     def _hedged_routes(self) -> set[str]:
         return {t.record.route for t in self.tries if t.record.hedge}
 
-    def route_of(self, t: _Try) -> RouteProfile | None:
-        return next((r for r in self.gw.routes() if r.name == t.record.route), None)
-
     def fail_after(self, failure: Failure | None, code: str, message: str) -> GatewayResult:
         cls = failure.cls if failure else FailureClass.TRANSIENT
         return self.finish("failed", code=code, cls=cls, message=message)
@@ -528,7 +526,7 @@ class _Run:
                 attempt_id=uuid.uuid4().hex, index=len(self.tries), route=route.name,
                 fallback_reason=reason, breaker_state=permit.state, started_at=gw.wall(), hedge=hedge,
             )
-            t = _Try(record, None)
+            t = _Try(record, None, route=route)
             self.tries.append(t)
         body = _route_body(route, self.base, self.client_provider, c)
         outcome: AttemptOutcome = gw.upstream.attempt(route, body, times, idle_s=c.idle_s, handle=handle)
@@ -583,7 +581,7 @@ class _Run:
                     record.status = "cancelled"
                     record.latency_ms = (now - record.started_at) * 1000.0
                     record.validation = "not reached"
-                    route = next((r for r in self.gw.routes() if r.name == record.route), None)
+                    route = t.route
                     if route is not None:
                         record.tokens_in = self.needs.input_tokens
                         record.cost_usd = self.needs.input_tokens * route.price_prompt_usd

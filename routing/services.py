@@ -151,9 +151,10 @@ def route_profile(row: Route) -> RouteProfile:
 
 
 class _Cached:
-    """A value recomputed at most every ``ttl_s`` seconds (thread-safe)."""
+    """A value recomputed at most every ``ttl_s()`` seconds (thread-safe). The TTL is
+    read when the value is loaded, not on every hit (a Django setting costs a lookup)."""
 
-    def __init__(self, ttl_s: float, load: Callable[[], Any]) -> None:
+    def __init__(self, ttl_s: Callable[[], float], load: Callable[[], Any]) -> None:
         self.ttl_s = ttl_s
         self.load = load
         self._value: Any = None
@@ -167,19 +168,21 @@ class _Cached:
         with self._lock:
             if now >= self._until:
                 self._value = self.load()
-                self._until = time.monotonic() + self.ttl_s
+                self._until = time.monotonic() + self.ttl_s()
         return self._value
 
     def clear(self) -> None:
         self._until = 0.0
 
 
-_routes_cache = _Cached(5.0, lambda: [route_profile(r) for r in Route.objects.filter(enabled=True)])
+_routes_cache = _Cached(lambda: float(_setting("ROUTING_CACHE_S", 5.0)),
+                        lambda: [route_profile(r) for r in Route.objects.filter(enabled=True)])
 
 
 def route_profiles() -> list[RouteProfile]:
-    """Enabled routes as profiles, cached ``ROUTING_CACHE_S`` seconds per process."""
-    _routes_cache.ttl_s = float(_setting("ROUTING_CACHE_S", 5.0))
+    """Enabled routes as profiles, cached ``ROUTING_CACHE_S`` seconds per process (a
+    route edited in the admin reaches every process within that time;
+    ``routes_cache_clear`` drops this process's copy at once)."""
     return list(_routes_cache.get())
 
 
