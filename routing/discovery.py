@@ -1,0 +1,100 @@
+"""Routes from the canary's discovery: one OpenRouter route per endpoint the canary probes.
+
+The canary already lists every endpoint of a watched model (tag, context window,
+supported parameters, prices in USD per token). ``routes_sync`` turns that listing into
+gateway routes pinned by tag, so admins do not retype it: new endpoints become routes
+(disabled until an admin enables them, unless asked otherwise), known routes get the
+listing's capability profile, and routes whose endpoint OpenRouter no longer lists are
+disabled. Admin-owned fields (enabled, model class, region, modalities) of known routes
+are never overwritten; measurements stay with ``route_measurements_refresh``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils.text import slugify
+
+from canary.models import Endpoint
+from routing.models import Route
+
+NAME_MAX = 100
+
+
+@dataclass
+class RoutesSync:
+    """What ``routes_sync`` did, by route name."""
+
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    disabled: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # endpoint tag -> why
+
+
+def route_name(model_id: str, tag: str) -> str:
+    """A stable slug for the route of ``tag`` serving ``model_id``:
+    ``("meta-llama/llama-3.3-70b-instruct", "atlas/fp8")`` -> ``llama-3-3-70b-instruct-atlas-fp8``."""
+    raw = f"{model_id.rsplit('/', 1)[-1]}-{tag}"
+    return slugify(raw.replace("/", "-").replace(".", "-"))[:NAME_MAX]
+
+
+def output_modes(supported_parameters: list[str]) -> list[str]:
+    """Structured-output modes an endpoint advertises: ``response_format`` gives JSON mode,
+    ``structured_outputs`` JSON-schema mode (OpenRouter's listing vocabulary). Whether the
+    schema mode is *honoured* is the canary's verdict, kept in ``structured_honoured``."""
+    params = set(supported_parameters)
+    modes = []
+    if "response_format" in params or "structured_outputs" in params:
+        modes.append("json_object")
+    if "structured_outputs" in params:
+        modes.append("json_schema")
+    return modes
+
+
+def routes_sync(model_id: str, *, enable_new: bool = False) -> RoutesSync:
+    """Create or update the OpenRouter routes of ``model_id`` from the canary's endpoint
+    rows (run a canary round first so they exist). Raises ValueError when the canary has
+    never discovered ``model_id``."""
+    endpoints = list(Endpoint.objects.filter(model_id=model_id).order_by("tag"))
+    if not endpoints:
+        raise ValueError(f"the canary has no endpoints for {model_id!r}: run a canary round for it first")
+    result = RoutesSync()
+    with transaction.atomic():
+        existing = {r.provider_tag.lower(): r for r in Route.objects.filter(model_id=model_id, base_url="")}
+        for ep in endpoints:
+            route = existing.get(ep.tag.lower())
+            if not ep.active:
+                if route is not None and route.enabled:
+                    route.enabled = False
+                    route.save(update_fields=["enabled"])
+                    result.disabled.append(route.name)
+                continue
+            if not ep.context_length:
+                result.skipped[ep.tag] = "the listing gives no context length"
+                continue
+            params = list(ep.supported_parameters or [])
+            profile = {
+                "context_length": ep.context_length,
+                "tools": "tools" in params,
+                "output_modes": output_modes(params),
+                "price_prompt_usd": ep.price_prompt_usd or 0,
+                "price_completion_usd": ep.price_completion_usd or 0,
+            }
+            if route is None:
+                name = route_name(model_id, ep.tag)
+                if Route.objects.filter(name=name).exists():
+                    result.skipped[ep.tag] = f"a route named {name!r} already exists for another target"
+                    continue
+                Route.objects.create(
+                    name=name, model_id=model_id, provider_tag=ep.tag, modalities=["text"], enabled=enable_new, **profile
+                )
+                result.created.append(name)
+                continue
+            changed = [k for k, v in profile.items() if getattr(route, k) != v]
+            if changed:
+                for key in changed:
+                    setattr(route, key, profile[key])
+                route.save(update_fields=changed)
+                result.updated.append(route.name)
+    return result

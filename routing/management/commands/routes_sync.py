@@ -1,0 +1,37 @@
+"""Create or update the gateway's OpenRouter routes from the canary's discovered endpoints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from routing.discovery import routes_sync
+
+
+class Command(BaseCommand):
+    help = (
+        "One route per endpoint the canary discovered for a model (pinned by tag, with the listing's "
+        "context window, tools, structured-output modes and prices). New routes are disabled until an "
+        "admin enables them (--enable-new enables them at once); routes of delisted endpoints are disabled."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--model", default=None, help="model id (default: CANARY_MODEL)")
+        parser.add_argument("--enable-new", action="store_true", help="enable the routes this run creates")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        model_id = options["model"] or settings.CANARY_MODEL
+        try:
+            result = routes_sync(model_id, enable_new=options["enable_new"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        state = "enabled" if options["enable_new"] else "disabled until an admin enables them"
+        self.stdout.write(f"{model_id}: {len(result.created)} created ({state}), {len(result.updated)} updated, "
+                          f"{len(result.disabled)} disabled (delisted), {len(result.skipped)} skipped")
+        for label, names in (("created", result.created), ("updated", result.updated), ("disabled", result.disabled)):
+            for name in names:
+                self.stdout.write(f"  {label}: {name}")
+        for tag, why in result.skipped.items():
+            self.stdout.write(f"  skipped {tag}: {why}")
