@@ -115,22 +115,24 @@ def test_the_route_changelist_shows_breaker_state(admin_client):
     assert response.status_code == 200 and b"alpha" in response.content
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_background_writer_writes_every_result_once_in_batches():
+def _result(op: str):  # type: ignore[no-untyped-def]
     import time
 
     from routing.gateway import AttemptRecord, GatewayResult
-    from routing.services import BackgroundEventSink
 
-    def result(op: str) -> GatewayResult:
-        attempt = AttemptRecord(attempt_id=f"{op}-a", index=0, route="alpha", fallback_reason="primary",
-                                breaker_state="closed", started_at=time.time(), status="accepted")
-        return GatewayResult(operation_id=op, contract="c@1", outcome="accepted", attempts=[attempt],
-                             started_at=time.time(), latency_ms=1.0, request_text="[]")
+    attempt = AttemptRecord(attempt_id=f"{op}-a", index=0, route="alpha", fallback_reason="primary",
+                            breaker_state="closed", started_at=time.time(), status="accepted")
+    return GatewayResult(operation_id=op, contract="c@1", outcome="accepted", attempts=[attempt],
+                         started_at=time.time(), latency_ms=1.0, request_text="[]")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_background_writer_writes_every_result_once_in_batches():
+    from routing.services import BackgroundEventSink
 
     sink = BackgroundEventSink(batch=30, interval_s=0.05)
     for burst in range(3):  # later bursts come after the writer went idle again
-        threads = [threading.Thread(target=lambda t=t: [sink.emit(result(f"op-{burst}-{t}-{i}")) for i in range(25)])
+        threads = [threading.Thread(target=lambda t=t: [sink.emit(_result(f"op-{burst}-{t}-{i}")) for i in range(25)])
                    for t in range(8)]
         for t in threads:
             t.start()
@@ -142,3 +144,25 @@ def test_the_background_writer_writes_every_result_once_in_batches():
             sink.close()  # writes what is pending, then ends the thread and its connection
         assert RequestEvent.objects.filter(operation_id__startswith=f"op-{burst}-").count() == 200
     assert RequestEvent.objects.count() == 600 and AttemptEvent.objects.count() == 600
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_background_writer_retries_a_failed_batch_once_on_a_new_connection(monkeypatch):
+    from routing import services
+
+    real = services.events_write
+    calls: list[int] = []
+
+    def flaky(results):  # type: ignore[no-untyped-def]
+        calls.append(len(results))
+        if len(calls) == 1:
+            connection.close()  # as if the database had restarted under the writer
+            raise services.transaction.TransactionManagementError("connection lost")
+        real(results)
+
+    monkeypatch.setattr(services, "events_write", flaky)
+    sink = services.BackgroundEventSink(interval_s=0.05)
+    for i in range(5):
+        sink.emit(_result(f"retry-{i}"))
+    sink.close()
+    assert calls == [5, 5] and RequestEvent.objects.filter(operation_id__startswith="retry-").count() == 5
