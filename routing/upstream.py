@@ -62,7 +62,8 @@ class Watchdog:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="routing-watchdog", daemon=True)
                 self._thread.start()
-        self._wake.set()
+        if not self._wake.is_set():  # set() takes a lock and notifies even when set
+            self._wake.set()
         return alarm
 
     def _disarm(self, alarm: _Alarm) -> None:
