@@ -167,7 +167,8 @@ class ChatStream(ChunkEnvelope):
             raise FrameError(f"SSE data frame is not JSON: {text[:120]!r}") from exc
         if not isinstance(obj, dict):
             raise FrameError(f"SSE data frame is a {type(obj).__name__}, not an object")
-        self.fold(obj, streaming=True)
+        for choice in self.fold_envelope(obj):  # ``fold(obj, streaming=True)``, one call less per frame
+            self._choice(choice, "delta")
 
     def fold(self, obj: dict[str, Any], *, streaming: bool) -> None:
         """Fold one chunk (``streaming``) or a whole ``chat.completion`` body."""
@@ -195,7 +196,8 @@ class ChatStream(ChunkEnvelope):
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             self.finish_reason = finish
-        self.fold_choice_error(choice, finish if isinstance(finish, str) else None)
+        if finish == "error" or choice.get("error") is not None:  # nothing to fold otherwise
+            self.fold_choice_error(choice, finish)
 
     def _tool(self, call: dict[str, Any], position: int) -> None:
         index = call.get("index", position)
