@@ -152,12 +152,17 @@ def route_profile(row: Route) -> RouteProfile:
 
 class _Cached:
     """A value recomputed at most every ``ttl_s()`` seconds (thread-safe). The TTL is
-    read when the value is loaded, not on every hit (a Django setting costs a lookup)."""
+    read when the value is loaded, not on every hit (a Django setting costs a lookup).
+
+    One thread reloads an expired value; the others keep the previous one meanwhile
+    instead of queueing behind the query (a request thread must not wait on it). After
+    ``clear`` there is no previous value: callers wait for the reload."""
 
     def __init__(self, ttl_s: Callable[[], float], load: Callable[[], Any]) -> None:
         self.ttl_s = ttl_s
         self.load = load
         self._value: Any = None
+        self._has_value = False
         self._until = 0.0
         self._lock = threading.Lock()
 
@@ -165,13 +170,19 @@ class _Cached:
         now = time.monotonic()
         if now < self._until:
             return self._value
-        with self._lock:
-            if now >= self._until:
+        if not self._lock.acquire(blocking=not self._has_value):
+            return self._value  # another thread is reloading it
+        try:
+            if time.monotonic() >= self._until:
                 self._value = self.load()
+                self._has_value = True
                 self._until = time.monotonic() + self.ttl_s()
-        return self._value
+            return self._value
+        finally:
+            self._lock.release()
 
     def clear(self) -> None:
+        self._has_value = False
         self._until = 0.0
 
 
@@ -191,24 +202,38 @@ def routes_cache_clear() -> None:
 
 
 _ignore_cache: dict[str, tuple[float, frozenset[str]]] = {}
+_ignore_lock = threading.Lock()
 
 
 def ignored_get(model_id: str) -> frozenset[str]:
     """The canary's merged ignore list for ``model_id`` (lower-cased tags and slugs),
-    cached ``ROUTING_CACHE_S`` seconds. A failing lookup never blocks routing."""
-    now = time.monotonic()
-    hit = _ignore_cache.get(model_id)
-    if hit is not None and hit[0] > now:
-        return hit[1]
-    try:
-        from canary.quarantine import ignore_list_get
+    cached ``ROUTING_CACHE_S`` seconds. A failing lookup never blocks routing.
 
-        value = frozenset(t.casefold() for t in ignore_list_get(model_id, timezone.now())["ignore"])
-    except Exception as exc:  # noqa: BLE001 - the ops state must never block a chat
-        log.error("ignore list of %s unavailable, routing without it: %s", model_id, exc)
-        value = hit[1] if hit is not None else frozenset()
-    _ignore_cache[model_id] = (now + float(_setting("ROUTING_CACHE_S", 5.0)), value)
-    return value
+    One lookup at a time per process: when the cached list expires, one thread looks
+    it up (a few queries, ~0.5 ms of CPU) and the others keep the previous list
+    meanwhile; before, every thread of the process that saw it expire queried at once."""
+    hit = _ignore_cache.get(model_id)
+    if hit is not None and hit[0] > time.monotonic():
+        return hit[1]
+    if not _ignore_lock.acquire(blocking=hit is None):
+        assert hit is not None
+        return hit[1]  # another thread is looking it up
+    try:
+        hit = _ignore_cache.get(model_id)
+        now = time.monotonic()
+        if hit is not None and hit[0] > now:
+            return hit[1]  # looked up while this thread waited
+        try:
+            from canary.quarantine import ignore_list_get
+
+            value = frozenset(t.casefold() for t in ignore_list_get(model_id, timezone.now())["ignore"])
+        except Exception as exc:  # noqa: BLE001 - the ops state must never block a chat
+            log.error("ignore list of %s unavailable, routing without it: %s", model_id, exc)
+            value = hit[1] if hit is not None else frozenset()
+        _ignore_cache[model_id] = (now + float(_setting("ROUTING_CACHE_S", 5.0)), value)
+        return value
+    finally:
+        _ignore_lock.release()
 
 
 def route_measurements_refresh(*, window: timedelta = timedelta(hours=1)) -> int:

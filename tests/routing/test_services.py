@@ -166,3 +166,57 @@ def test_the_background_writer_retries_a_failed_batch_once_on_a_new_connection(m
         sink.emit(_result(f"retry-{i}"))
     sink.close()
     assert calls == [5, 5] and RequestEvent.objects.filter(operation_id__startswith="retry-").count() == 5
+
+
+def test_an_expired_cache_is_reloaded_by_one_thread_while_others_keep_the_old_value():
+    from routing.services import _Cached
+
+    loads: list[int] = []
+    release = threading.Event()
+
+    def load() -> int:
+        loads.append(1)
+        if len(loads) == 2:  # the reload: blocks until the test lets it go
+            release.wait(5)
+        return len(loads)
+
+    cache = _Cached(lambda: 0.0, load)  # expires at once
+    assert cache.get() == 1
+    reloading = threading.Thread(target=cache.get)
+    reloading.start()
+    while len(loads) < 2:
+        pass
+    assert cache.get() == 1  # served the previous value, did not queue behind the reload
+    release.set()
+    reloading.join()
+    assert len(loads) == 2
+    cache.clear()  # no previous value now: the caller waits for a fresh one
+    assert cache.get() == 3
+
+
+def test_an_expired_ignore_list_is_looked_up_once_per_process(monkeypatch, settings):
+    import time
+
+    import canary.quarantine
+    from routing import services
+
+    settings.ROUTING_CACHE_S = 0.0  # every call finds it expired
+    calls: list[str] = []
+
+    def slow_lookup(model_id, now):  # type: ignore[no-untyped-def]
+        calls.append(model_id)
+        time.sleep(0.2)
+        return {"ignore": ["Borealis/FP8"]}
+
+    monkeypatch.setattr(canary.quarantine, "ignore_list_get", slow_lookup)
+    services._ignore_cache.clear()
+    assert services.ignored_get("m") == frozenset({"borealis/fp8"})
+    calls.clear()
+    seen: list[frozenset[str]] = []
+    threads = [threading.Thread(target=lambda: seen.append(services.ignored_get("m"))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert calls == ["m"] and seen == [frozenset({"borealis/fp8"})] * 8
+    services._ignore_cache.clear()
