@@ -6,6 +6,7 @@ PIP := .venv/bin/pip
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/reverie_ops
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 DEMO_DATABASE_URL ?= sqlite:///$(CURDIR)/demo.sqlite3
+DEMO_ADDR ?= 127.0.0.1:8000
 
 .PHONY: demo test lint services venv bench clean
 
@@ -24,7 +25,7 @@ services:
 demo: venv
 	rm -f demo.sqlite3
 	DATABASE_URL=$(DEMO_DATABASE_URL) $(PY) manage.py migrate --noinput -v 0
-	DATABASE_URL=$(DEMO_DATABASE_URL) $(PY) manage.py demo
+	DATABASE_URL=$(DEMO_DATABASE_URL) $(PY) manage.py demo --addr $(DEMO_ADDR)
 
 test: venv services
 	@bash scripts/browser.sh

@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from canary.exclusions import provider_object
+from canary.identifiers import validate_model_id
 from canary.quarantine import ignore_list_get
 from canary.tokens import service_token_verify
 
@@ -80,7 +81,10 @@ def _guard(request: HttpRequest) -> tuple[str | None, JsonResponse | None]:
     model_id = (request.GET.get("model") or "").strip()
     if not model_id:
         return None, api_error(400, "query parameter 'model' is required, e.g. ?model=meta-llama/llama-3.3-70b-instruct")
-    return model_id, None
+    try:
+        return validate_model_id(model_id), None
+    except ValueError as exc:
+        return None, api_error(400, f"query parameter 'model': {exc}")
 
 
 def _cached_json(request: HttpRequest, body: dict[str, Any], stable: Any) -> HttpResponse:

@@ -43,6 +43,9 @@ def _require_aware(name: str, value: datetime) -> None:
         raise ValueError(f"{name} must be a timezone-aware datetime, got naive {value!r}")
 
 
+TARGET_MAX = 200  # Exclusion.target's length
+
+
 def target_normalise(target: str) -> str:
     """Return ``target`` stripped and lower-cased, or raise ValueError if malformed.
 
@@ -51,6 +54,8 @@ def target_normalise(target: str) -> str:
     if not isinstance(target, str):
         raise ValueError(f"exclusion target must be a string, got {target!r}")
     normalised = target.strip().lower()
+    if len(normalised) > TARGET_MAX:
+        raise ValueError(f"exclusion target has at most {TARGET_MAX} characters, got {len(normalised)}")
     if not _TARGET_RE.fullmatch(normalised):
         raise ValueError(
             f"exclusion target {target!r} is neither a provider slug (e.g. 'dynamo') nor "

@@ -24,14 +24,19 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+NAME_MAX = 150  # ServiceToken.name's length
+
+
 def service_token_issue(name: str) -> tuple[ServiceToken, str]:
     """Create a token for service ``name``; returns the row and the token, shown once.
 
-    Raises ValueError when the name is empty or already taken.
+    Raises ValueError when the name is empty, longer than 150 characters or already taken.
     """
     name = name.strip()
     if not name:
         raise ValueError("a service token needs a name")
+    if len(name) > NAME_MAX:
+        raise ValueError(f"a service token name has at most {NAME_MAX} characters, got {len(name)}")
     if ServiceToken.objects.filter(name=name).exists():
         raise ValueError(f"a service token named {name!r} already exists")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)

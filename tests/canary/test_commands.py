@@ -151,3 +151,76 @@ def test_replay_keeps_manual_reruns_that_share_a_start_time():
             EndpointRound.objects.create(round=rnd, endpoint=ep, outcome="fail" if ep.tag == "borealis/fp8" else "clean", severity=1, created_at=t0)
     replayed = json.loads(run("canary_replay", "--model", MODEL, "--since", "2026-10-31T00:00:00Z", "--until", "2026-11-02T00:00:00Z", "--json"))
     assert replayed["rounds"] == 2 and replayed["suspensions"] == 1
+
+
+# --- bad input from the second fresh-user trial: a clear error, never a traceback ------
+
+
+def _exclusions(tmp_path: Path, **entry: object) -> str:
+    item = {"model": MODEL, "target": "dynamo", "reason": "filters", "reviewer": "ana", **entry}
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps({"exclusions": [item]}))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"target": "a" * 300}, "at most 200 characters"),
+        ({"model": "a/" + "b" * 300}, "at most 200 characters"),
+        ({"reviewer": "r" * 200}, "reviewer: at most 150 characters"),
+        ({"evidence_url": 5}, "evidence_url: an http\\(s\\) URL"),
+        ({"evidence_url": "not a url"}, "evidence_url: an http\\(s\\) URL"),
+    ],
+)
+def test_exclusions_load_refuses_values_the_database_could_not_hold(tmp_path, entry, message):
+    with pytest.raises(CommandError, match=message):
+        run("exclusions_load", _exclusions(tmp_path, **entry))
+    assert not Exclusion.objects.exists()
+
+
+def test_exclusions_load_refuses_a_directory_and_a_file_that_is_not_utf8(tmp_path):
+    with pytest.raises(CommandError, match="is a directory"):
+        run("exclusions_load", str(tmp_path))
+    latin = tmp_path / "latin.json"
+    latin.write_bytes('{"exclusions": [{"reason": "caf\u00e9"}]}'.encode("latin-1"))
+    with pytest.raises(CommandError, match="not UTF-8"):
+        run("exclusions_load", str(latin))
+
+
+def test_model_ids_are_checked_before_they_reach_the_database():
+    with pytest.raises(CommandError, match="at most 200 characters"):
+        run("canary_round", "--model", "a/" + "b" * 300)
+    with pytest.raises(CommandError, match="no spaces or control characters"):
+        run("ignore_list", "--model", "a/b\x00c")
+    assert not Round.objects.exists()
+
+
+def test_canary_round_refuses_a_time_too_far_out_to_compute_with():
+    with pytest.raises(CommandError, match="between the years 1971 and 9000"):
+        run("canary_round", "--now", "9999-12-31T23:59:59Z")
+    assert not Round.objects.exists()
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--durations-days", "0.5,1e400"), ("--decay-days", "1e9"), ("--decay-days", "nan")])
+def test_canary_replay_refuses_durations_out_of_range(flag, value):
+    with pytest.raises(CommandError, match="at most 3650 days"):
+        run("canary_replay", "--model", MODEL, "--since", "2026-11-01T00:00:00Z", flag, value)
+
+
+def test_a_service_token_name_longer_than_its_column_is_refused():
+    with pytest.raises(CommandError, match="at most 150 characters"):
+        run("service_token", "issue", "n" * 200)
+    assert not ServiceToken.objects.exists()
+
+
+def test_demo_refuses_a_busy_address_before_starting_anything():
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        addr = f"127.0.0.1:{busy.getsockname()[1]}"
+        with pytest.raises(CommandError, match=f"cannot serve the web app on {addr}"):
+            run("demo", "--addr", addr)
+    assert not Round.objects.exists()

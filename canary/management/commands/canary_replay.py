@@ -8,6 +8,7 @@ thresholds can be overridden to compare policies on the same history.
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
@@ -33,6 +34,16 @@ def replay_history(
             at = history[-1][0] + timedelta(microseconds=1)
         history.append((at, by_round[round_id]))
     return history
+
+
+MAX_DAYS = 3650
+
+
+def _check_days(flag: str, days: float) -> None:
+    """Policy durations are positive, finite and at most ten years (datetime arithmetic on
+    a replayed history must stay representable). Raises ValueError naming ``flag``."""
+    if not math.isfinite(days) or not 0 < days <= MAX_DAYS:
+        raise ValueError(f"{flag} values must be more than 0 and at most {MAX_DAYS} days, got {days}")
 
 
 class Command(BaseCommand):
@@ -64,7 +75,11 @@ class Command(BaseCommand):
                     raise ValueError(f"--durations-days takes numbers separated by commas, got {opts['durations_days']!r}") from None
                 if days != sorted(days):
                     raise ValueError(f"--durations-days must not decrease (escalation), got {opts['durations_days']!r}")
+                for d in days:
+                    _check_days("--durations-days", d)
                 durations = tuple(timedelta(days=d) for d in days)
+            if opts["decay_days"] is not None:
+                _check_days("--decay-days", opts["decay_days"])
 
             def pick(name: str, default: object) -> object:
                 return default if opts[name] is None else opts[name]

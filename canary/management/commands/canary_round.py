@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
+from canary.identifiers import validate_model_id
 from canary.report import render_round_table
 from canary.selectors import round_report
 from canary.services import RoundError, round_run
@@ -26,6 +27,10 @@ def parse_now(value: str | None, flag: str = "--now") -> datetime:
         raise CommandError(f"{flag} must be ISO 8601 (e.g. 2026-11-29T14:00:00Z), got {value!r}") from exc
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
+    # Suspensions run up to weeks past a round and the policy looks back weeks: keep every
+    # such date representable (datetime ends at year 9999).
+    if not 1971 <= parsed.year <= 9000:
+        raise CommandError(f"{flag} must be between the years 1971 and 9000, got {value!r}")
     return parsed
 
 
@@ -40,9 +45,10 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        model_id = settings.CANARY_MODEL if opts["model"] is None else opts["model"].strip()
-        if "/" not in model_id.strip("/"):
-            raise CommandError(f"--model must be a model id 'author/slug', got {opts['model']!r}")
+        try:
+            model_id = validate_model_id(settings.CANARY_MODEL if opts["model"] is None else opts["model"])
+        except ValueError as exc:
+            raise CommandError(f"--model: {exc}") from exc
         now = parse_now(opts["now"])
         try:
             rnd = round_run(model_id, now=now, language=opts["language"], mode=opts["mode"])

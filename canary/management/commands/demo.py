@@ -42,6 +42,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def addr_check(addr: str) -> None:
+    """Raise CommandError unless ``host:port`` can be listened on now."""
+    host, _, port_text = addr.rpartition(":")
+    if not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise CommandError(f"--addr must be host:port, e.g. 127.0.0.1:8000, got {addr!r}")
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host.strip("[]"), int(port_text)))
+        except OSError as exc:
+            raise CommandError(
+                f"cannot serve the web app on {addr}: {exc.strerror}. Stop what runs there, "
+                f"or choose another address: make demo DEMO_ADDR=127.0.0.1:8001"
+            ) from exc
+
+
 def start_simulator(fleet: Path, port: int) -> subprocess.Popen[bytes]:
     """Start ``fake_openrouter`` as a child process and wait until it answers (60 s max:
     a loaded machine can take long to import Django and the simulator).
@@ -81,6 +97,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         fleet = Path(opts["fleet"])
         self._addr = opts["addr"]
+        if not opts["no_serve"]:
+            # runserver exits the process outright on a busy port (os._exit), which would
+            # leave the simulator behind: find out before anything starts.
+            addr_check(opts["addr"])
         port = free_port()
         self.stdout.write(f"Starting the OpenRouter simulator with {fleet} on 127.0.0.1:{port} ...")
         sim = start_simulator(fleet, port)

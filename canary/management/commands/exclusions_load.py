@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from canary.exclusions import target_normalise
+from canary.identifiers import validate_model_id
 from canary.models import Exclusion
 from canary.quarantine import exclusion_add, exclusion_remove
 
@@ -34,6 +35,12 @@ def parse_file(path: Path) -> list[dict[str, str]]:
         data = json.loads(path.read_text())
     except FileNotFoundError as exc:
         raise CommandError(f"{path}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise CommandError(f"{path}: is a directory, expected a JSON file") from exc
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except OSError as exc:
+        raise CommandError(f"{path}: cannot read it: {exc.strerror}") from exc
     except json.JSONDecodeError as exc:
         raise CommandError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
     if not isinstance(data, dict) or set(data) != {"exclusions"} or not isinstance(data["exclusions"], list):
@@ -58,8 +65,16 @@ def parse_file(path: Path) -> list[dict[str, str]]:
         if identity in seen:
             raise CommandError(f"{where}: duplicate of exclusions[{seen[identity]}] ({item['model']}, {item['target']})")
         seen[identity] = i
-        if "/" not in item["model"].strip("/"):
-            raise CommandError(f"{where}.model: expected a model id 'author/slug', got {item['model']!r}")
+        try:
+            validate_model_id(item["model"])
+        except ValueError as exc:
+            raise CommandError(f"{where}.model: {exc}") from exc
+        if "evidence_url" in item:
+            url = item["evidence_url"]
+            if not isinstance(url, str) or not url.startswith(("https://", "http://")) or len(url) > 200:
+                raise CommandError(f"{where}.evidence_url: an http(s) URL of at most 200 characters, got {url!r}")
+        if len(item["reviewer"]) > 150:
+            raise CommandError(f"{where}.reviewer: at most 150 characters, got {len(item['reviewer'])}")
         entries.append(item)
     return entries
 

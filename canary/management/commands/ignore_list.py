@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from canary.identifiers import validate_model_id
 from canary.management.commands.canary_round import parse_now
 from canary.quarantine import ignore_list_get
 
@@ -20,9 +21,10 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        model_id = opts["model"].strip()
-        if "/" not in model_id.strip("/"):
-            raise CommandError(f"--model must be a model id 'author/slug', got {opts['model']!r}")
+        try:
+            model_id = validate_model_id(opts["model"])
+        except ValueError as exc:
+            raise CommandError(f"--model: {exc}") from exc
         data = ignore_list_get(model_id, parse_now(opts["now"]))
         if opts["json"]:
             self.stdout.write(json.dumps(data, indent=2))
