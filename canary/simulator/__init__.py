@@ -1,4 +1,5 @@
-"""A faithful local fake of OpenRouter's API, driven by a fleet file (shared/fleet-format.md).
+"""A faithful local fake of OpenRouter's API, driven by a fleet file (docs/fleet-format.md,
+a copy of the team's shared contract).
 
 Modules, one purpose each:
 

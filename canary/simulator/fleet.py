@@ -1,7 +1,7 @@
 """Fleet files: load and strictly validate them into frozen dataclasses.
 
-The format is the contract in ``shared/fleet-format.md``. Strictness is the point: a typo such
-as ``"rte"`` must be refused, never read as a healthy host. Every refusal is a ``FleetError``
+The format is the contract in ``docs/fleet-format.md`` (a copy of the team's shared file).
+Strictness is the point: a typo such as ``"rte"`` must be refused, never read as a healthy host. Every refusal is a ``FleetError``
 whose message starts with the JSON path of the offending value, e.g.
 ``models[0].endpoints[3].faults.leading_garbage.rte: unknown key``.
 """
