@@ -30,6 +30,7 @@ class RoutesSync:
     updated: list[str] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # endpoint tag -> why
+    still_disabled: list[str] = field(default_factory=list)  # known, listed, waiting for an admin
 
 
 def route_name(model_id: str, tag: str) -> str:
@@ -52,10 +53,11 @@ def output_modes(supported_parameters: list[str]) -> list[str]:
     return modes
 
 
-def routes_sync(model_id: str, *, enable_new: bool = False) -> RoutesSync:
+def routes_sync(model_id: str, *, enable_new: bool = False, model_class: str = "") -> RoutesSync:
     """Create or update the OpenRouter routes of ``model_id`` from the canary's endpoint
-    rows (run a canary round first so they exist). Raises ValueError when the canary has
-    never discovered ``model_id``."""
+    rows (run a canary round first so they exist). ``model_class`` (e.g. ``chat-70b``, what
+    contracts' ``model_classes`` allow) is set on new routes and on known ones that have
+    none. Raises ValueError when the canary has never discovered ``model_id``."""
     endpoints = list(Endpoint.objects.filter(model_id=model_id).order_by("tag"))
     if not endpoints:
         raise ValueError(f"the canary has no endpoints for {model_id!r}: run a canary round for it first")
@@ -81,6 +83,8 @@ def routes_sync(model_id: str, *, enable_new: bool = False) -> RoutesSync:
                 "price_prompt_usd": ep.price_prompt_usd or 0,
                 "price_completion_usd": ep.price_completion_usd or 0,
             }
+            if model_class and (route is None or not route.model_class):
+                profile["model_class"] = model_class
             if route is None:
                 name = route_name(model_id, ep.tag)
                 if Route.objects.filter(name=name).exists():
@@ -97,4 +101,6 @@ def routes_sync(model_id: str, *, enable_new: bool = False) -> RoutesSync:
                     setattr(route, key, profile[key])
                 route.save(update_fields=changed)
                 result.updated.append(route.name)
+            if not route.enabled:
+                result.still_disabled.append(route.name)
     return result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from decimal import Decimal
+from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -74,3 +75,21 @@ def test_output_modes_follow_the_listing_vocabulary():
 def test_the_command_refuses_a_model_the_canary_never_discovered():
     with pytest.raises(CommandError, match="run a canary round for it first"):
         call_command("routes_sync", "--model", "acme/unknown")
+
+
+@pytest.mark.django_db
+def test_model_class_and_the_hint_about_routes_still_waiting_for_an_admin(start_sim, default_fleet):
+    sim = start_sim(default_fleet)
+    discover(sim)
+    out = StringIO()
+    call_command("routes_sync", "--model", MODEL, "--model-class", "chat-70b", stdout=out)
+    assert set(Route.objects.values_list("model_class", flat=True)) == {"chat-70b"}
+    Route.objects.filter(provider_tag="atlas/fp8").update(model_class="frontier")
+    again = StringIO()
+    call_command("routes_sync", "--model", MODEL, "--enable-new", "--model-class", "other", stdout=again)
+    # An admin's class stays; nothing new was created, so nothing was enabled, and it says so.
+    assert Route.objects.get(provider_tag="atlas/fp8").model_class == "frontier"
+    assert not Route.objects.filter(enabled=True).exists()
+    assert "15 routes created earlier are still disabled" in again.getvalue()
+    with pytest.raises(CommandError, match="author/slug"):
+        call_command("routes_sync", "--model", "")

@@ -7,6 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from canary.identifiers import validate_model_id
 from routing.discovery import routes_sync
 
 
@@ -20,11 +21,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--model", default=None, help="model id (default: CANARY_MODEL)")
         parser.add_argument("--enable-new", action="store_true", help="enable the routes this run creates")
+        parser.add_argument("--model-class", default="", help="model class for new routes (and known ones without one), e.g. chat-70b")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        model_id = options["model"] or settings.CANARY_MODEL
         try:
-            result = routes_sync(model_id, enable_new=options["enable_new"])
+            model_id = validate_model_id(settings.CANARY_MODEL if options["model"] is None else options["model"])
+            result = routes_sync(model_id, enable_new=options["enable_new"], model_class=options["model_class"].strip())
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         state = "enabled" if options["enable_new"] else "disabled until an admin enables them"
@@ -35,3 +37,6 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {label}: {name}")
         for tag, why in result.skipped.items():
             self.stdout.write(f"  skipped {tag}: {why}")
+        if result.still_disabled:
+            self.stdout.write(f"{len(result.still_disabled)} routes created earlier are still disabled: enable them in the "
+                              "admin (Routing > Routes); --enable-new only enables routes this run creates")
