@@ -76,6 +76,8 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse:
         body = json.loads(raw or b"")
     except (ValueError, UnicodeDecodeError) as exc:
         return _render(error_reply(400, "invalid_json", f"the body is not valid JSON: {exc}"), stream=False)
+    except RecursionError:
+        return _render(error_reply(400, "invalid_json", "the body nests arrays or objects too deeply"), stream=False)
     if not isinstance(body, dict):
         return _render(error_reply(400, "invalid_request", "the body must be a JSON object"), stream=False)
     key = request.headers.get("Idempotency-Key")

@@ -132,6 +132,14 @@ def test_invalid_json_is_a_400(client, gateway_env):
 
 
 @pytest.mark.django_db
+def test_json_nested_past_the_parsers_depth_is_a_400_not_a_crash(client, gateway_env):
+    deep = b"[" * 100_000 + b"]" * 100_000
+    response = client.post("/v1/chat/completions", data=deep, content_type="application/json", **gateway_env.auth)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_json" and "too deeply" in response.json()["error"]["message"]
+
+
+@pytest.mark.django_db
 def test_a_streaming_client_gets_only_the_accepted_answer(client, gateway_env):
     gateway_env.sim(fleet(endpoint("alpha", {"midstream_error": {"rate": 1}}), endpoint("beta"), endpoint("gamma")))
     response = post(client, gateway_env, {**BODY, "stream": True})
