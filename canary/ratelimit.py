@@ -24,87 +24,87 @@ class Limiter(Protocol):
     def acquire(self, provider_slug: str, n: int = 1) -> float: ...
 
 
-def _in_windows(take: Callable[[str, int], float], provider_slug: str, n: int, per_second: int) -> float:
-    """``n`` slots taken at most one window's worth at a time; total s waited."""
-    waited, left = 0.0, max(1, n)
-    while left > 0:
-        step = min(left, max(1, per_second))
-        waited += take(provider_slug, step)
-        left -= step
-    return waited
+class _WindowLimiter:
+    """Fixed one-second windows per provider: ``acquire(slug, n)`` blocks until ``n``
+    requests fit (more than ``per_second`` take several windows) and returns the time
+    waited in s; past ``MAX_WAIT_S`` of waiting for one window the requests go anyway.
+    Subclasses say whether a window admits ``n`` more (``_admit``)."""
 
-
-class LocalLimiter:
-    """Fixed one-second windows per provider, in this process. ``acquire(slug, n)`` blocks
-    until ``n`` requests fit in the provider's windows (more than ``per_second`` take
-    several windows) and returns the time waited in s."""
-
-    def __init__(self, per_second: int, clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, per_second: int, clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
         self.per_second = per_second
         self._clock = clock
         self._sleep = sleep
-        self._counts: dict[tuple[str, int], int] = defaultdict(int)
-        self._lock = threading.Lock()
 
     def acquire(self, provider_slug: str, n: int = 1) -> float:
-        return _in_windows(self._take, provider_slug, n, self.per_second)
+        waited, left = 0.0, max(1, n)
+        while left > 0:
+            step = min(left, max(1, self.per_second))
+            waited += self._wait(provider_slug, step)
+            left -= step
+        return waited
 
-    def _take(self, provider_slug: str, n: int) -> float:
+    def _wait(self, provider_slug: str, n: int) -> float:
         waited = 0.0
         while True:
             now = self._clock()
             window = int(now)
-            with self._lock:
-                # Forget old windows so the dict stays small.
-                for key in [k for k in self._counts if k[1] < window]:
-                    del self._counts[key]
-                if self._counts[(provider_slug, window)] + n <= self.per_second:
-                    self._counts[(provider_slug, window)] += n
-                    return waited
+            if self._admit(provider_slug, n, window):
+                return waited
             pause = (window + 1) - now
             if waited + pause > MAX_WAIT_S:
                 return waited
             self._sleep(pause)
             waited += pause
 
+    def _admit(self, provider_slug: str, n: int, window: int) -> bool:
+        raise NotImplementedError
 
-class RedisLimiter:
+
+class LocalLimiter(_WindowLimiter):
+    """The windows counted in this process (the demo, in-process rounds)."""
+
+    def __init__(self, per_second: int, clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep) -> None:
+        super().__init__(per_second, clock, sleep)
+        self._counts: dict[tuple[str, int], int] = defaultdict(int)
+        self._lock = threading.Lock()
+
+    def _admit(self, provider_slug: str, n: int, window: int) -> bool:
+        with self._lock:
+            # Forget old windows so the dict stays small.
+            for key in [k for k in self._counts if k[1] < window]:
+                del self._counts[key]
+            if self._counts[(provider_slug, window)] + n <= self.per_second:
+                self._counts[(provider_slug, window)] += n
+                return True
+            return False
+
+
+class RedisLimiter(_WindowLimiter):
     """The same windows shared by every process through Redis (one INCRBY + EXPIRE round
-    trip per call, whatever ``n``). A Redis outage lets the probe go (never a failed
+    trip per try, whatever ``n``). A Redis outage lets the probe go (never a failed
     round)."""
 
-    def __init__(self, url: str, per_second: int, prefix: str = "canary:rl") -> None:
+    def __init__(
+        self, url: str, per_second: int, prefix: str = "canary:rl",
+        clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         import redis
 
-        self.per_second = per_second
+        super().__init__(per_second, clock, sleep)
         self.prefix = prefix
         self._redis = redis.Redis.from_url(url, socket_timeout=1.0)
 
-    def acquire(self, provider_slug: str, n: int = 1) -> float:
-        return _in_windows(self._take, provider_slug, n, self.per_second)
-
-    def _take(self, provider_slug: str, n: int) -> float:
+    def _admit(self, provider_slug: str, n: int, window: int) -> bool:
         import redis
 
-        waited = 0.0
-        while True:
-            now = time.time()
-            window = int(now)
-            key = f"{self.prefix}:{provider_slug}:{window}"
-            try:
-                pipe = self._redis.pipeline(transaction=False)
-                pipe.incrby(key, n)
-                pipe.expire(key, 2)
-                count = int(pipe.execute()[0])
-            except redis.RedisError:
-                return waited
-            if count <= self.per_second:
-                return waited
-            pause = (window + 1) - now
-            if waited + pause > MAX_WAIT_S:
-                return waited
-            time.sleep(pause)
-            waited += pause
+        key = f"{self.prefix}:{provider_slug}:{window}"
+        try:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.incrby(key, n)
+            pipe.expire(key, 2)
+            return int(pipe.execute()[0]) <= self.per_second
+        except redis.RedisError:
+            return True
 
 
 @lru_cache(maxsize=1)
