@@ -185,9 +185,17 @@ class _Cached:
         self._has_value = False
         self._until = 0.0
 
+    def previous(self, default: Any) -> Any:
+        """The value before the reload in progress (``default`` if there is none): what a
+        loader falls back on when its source fails."""
+        return self._value if self._has_value else default
 
-_routes_cache = _Cached(lambda: float(_setting("ROUTING_CACHE_S", 5.0)),
-                        lambda: [route_profile(r) for r in Route.objects.filter(enabled=True)])
+
+def _cache_ttl_s() -> float:
+    return float(_setting("ROUTING_CACHE_S", 5.0))
+
+
+_routes_cache = _Cached(_cache_ttl_s, lambda: [route_profile(r) for r in Route.objects.filter(enabled=True)])
 
 
 def route_profiles() -> list[RouteProfile]:
@@ -201,39 +209,32 @@ def routes_cache_clear() -> None:
     _routes_cache.clear()
 
 
-_ignore_cache: dict[str, tuple[float, frozenset[str]]] = {}
-_ignore_lock = threading.Lock()
+_ignore_cache: dict[str, _Cached] = {}
 
 
 def ignored_get(model_id: str) -> frozenset[str]:
     """The canary's merged ignore list for ``model_id`` (lower-cased tags and slugs),
-    cached ``ROUTING_CACHE_S`` seconds. A failing lookup never blocks routing.
+    cached ``ROUTING_CACHE_S`` seconds per process and model (``_Cached``: when it
+    expires one thread looks it up, a few queries, ~0.5 ms of CPU, and the others keep
+    the previous list meanwhile). A failing lookup never blocks routing: the previous
+    list (or none) is used."""
+    cache = _ignore_cache.get(model_id)
+    if cache is None:
+        fresh = _Cached(_cache_ttl_s, lambda: _ignore_lookup(model_id, fresh))
+        cache = _ignore_cache.setdefault(model_id, fresh)
+    result: frozenset[str] = cache.get()
+    return result
 
-    One lookup at a time per process: when the cached list expires, one thread looks
-    it up (a few queries, ~0.5 ms of CPU) and the others keep the previous list
-    meanwhile; before, every thread of the process that saw it expire queried at once."""
-    hit = _ignore_cache.get(model_id)
-    if hit is not None and hit[0] > time.monotonic():
-        return hit[1]
-    if not _ignore_lock.acquire(blocking=hit is None):
-        assert hit is not None
-        return hit[1]  # another thread is looking it up
+
+def _ignore_lookup(model_id: str, cache: _Cached) -> frozenset[str]:
     try:
-        hit = _ignore_cache.get(model_id)
-        now = time.monotonic()
-        if hit is not None and hit[0] > now:
-            return hit[1]  # looked up while this thread waited
-        try:
-            from canary.quarantine import ignore_list_get
+        from canary.quarantine import ignore_list_get
 
-            value = frozenset(t.casefold() for t in ignore_list_get(model_id, timezone.now())["ignore"])
-        except Exception as exc:  # noqa: BLE001 - the ops state must never block a chat
-            log.error("ignore list of %s unavailable, routing without it: %s", model_id, exc)
-            value = hit[1] if hit is not None else frozenset()
-        _ignore_cache[model_id] = (now + float(_setting("ROUTING_CACHE_S", 5.0)), value)
-        return value
-    finally:
-        _ignore_lock.release()
+        return frozenset(t.casefold() for t in ignore_list_get(model_id, timezone.now())["ignore"])
+    except Exception as exc:  # noqa: BLE001 - the ops state must never block a chat
+        log.error("ignore list of %s unavailable, routing without it: %s", model_id, exc)
+        previous: frozenset[str] = cache.previous(frozenset())
+        return previous
 
 
 def route_measurements_refresh(*, window: timedelta = timedelta(hours=1)) -> int:
