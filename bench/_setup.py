@@ -12,8 +12,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def django_on(database_url: str | None = None) -> None:
-    """Set Django up on ``database_url`` (default: a fresh SQLite file) and migrate."""
+def django_on(database_url: str | None = None, *, migrate: bool = True) -> None:
+    """Set Django up on ``database_url`` (default: a fresh SQLite file) and migrate
+    (unless ``migrate`` is False: the caller migrates once its arguments are parsed)."""
     if database_url is None:
         database_url = f"sqlite:///{Path(tempfile.mkdtemp()) / 'bench.sqlite3'}"
     os.environ["DATABASE_URL"] = database_url
@@ -21,9 +22,10 @@ def django_on(database_url: str | None = None) -> None:
     import django
 
     django.setup()
-    from django.core.management import call_command
+    if migrate:
+        from django.core.management import call_command
 
-    call_command("migrate", verbosity=0)
+        call_command("migrate", verbosity=0)
 
 
 def fresh_postgres(name: str) -> str:

@@ -52,7 +52,6 @@ import multiprocessing
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -61,15 +60,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-db_file = Path(tempfile.mkdtemp()) / "bench.sqlite3"
-os.environ["DATABASE_URL"] = f"sqlite:///{db_file}"
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reverie_ops.settings")
+from _setup import django_on
 
-import django  # noqa: E402
-
-django.setup()
+django_on(migrate=False)  # a throwaway SQLite file, migrated once the arguments are parsed
 
 import httpx  # noqa: E402
 import redis  # noqa: E402

@@ -10,26 +10,15 @@ Run: `make bench` (or `.venv/bin/python bench/round.py`). Uses a throwaway SQLit
 
 from __future__ import annotations
 
-import os
 import resource
-import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-db_file = Path(tempfile.mkdtemp()) / "bench.sqlite3"
-os.environ["DATABASE_URL"] = f"sqlite:///{db_file}"
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reverie_ops.settings")
+from _setup import django_on
 
-import django  # noqa: E402
-
-django.setup()
+django_on()  # a throwaway SQLite file
 
 from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from canary import judges  # noqa: E402
@@ -48,7 +37,6 @@ def chain_seconds(client, model_id: str, info, language: str) -> float:  # type:
 
 
 def main() -> None:
-    call_command("migrate", verbosity=0)
     port = free_port()
     sim = start_simulator(DEFAULT_FLEET, port)
     try:
