@@ -4,6 +4,7 @@ modules (probes, outcomes, policy) and store what those decide.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections import defaultdict
@@ -100,7 +101,7 @@ def endpoints_sync(model_id: str, infos: Iterable[Any], now: datetime) -> list[E
     only when something changed (and ``last_seen`` at most every few minutes), each in its
     own short statement: rounds starting together must not queue on the same rows.
     """
-    infos = list(infos)
+    infos = [safe for safe in map(_column_safe, infos) if safe is not None]
     slugs = {info.provider_slug for info in infos}
     providers = {p.slug: p for p in Provider.objects.filter(slug__in=slugs)}
     missing = {
@@ -138,6 +139,16 @@ def endpoints_sync(model_id: str, infos: Iterable[Any], now: datetime) -> list[E
     if stale:
         Endpoint.objects.filter(pk__in=stale).update(active=False)
     return seen
+
+
+def _column_safe(info: Any) -> Any:
+    """``info`` with its display fields cut to the columns' sizes, or None (and a log
+    line) when its tag or provider slug is longer than they can hold: such an endpoint
+    cannot be stored or pinned, and a malformed listing is a finding, never a crash."""
+    if len(info.tag) > 200 or len(info.provider_slug) > 100:
+        log.warning("endpoint listing: skipping an endpoint with an over-long tag or provider slug: %.80r", info.tag)
+        return None
+    return dataclasses.replace(info, provider_name=info.provider_name[:200], quantization=(info.quantization or "")[:50])
 
 
 def _language_repeats(model_id: str) -> dict[int, str]:
@@ -310,6 +321,7 @@ def round_open(
     client = client or openrouter_client()
     try:
         infos = client.list_endpoints(model_id)
+        endpoints = endpoints_sync(model_id, infos, now)
     except Exception as exc:
         rnd.status = Round.Status.FAILED
         rnd.error = f"discovery failed: {exc}"
@@ -317,7 +329,6 @@ def round_open(
         rnd.save()
         _discovery_failed(rnd, str(exc), now)
         raise RoundError(f"discovery of {model_id} failed: {exc}") from exc
-    endpoints = endpoints_sync(model_id, infos, now)
     repeats = {} if language else _language_repeats(model_id)
     jobs = [
         ProbeJob(rnd.pk, ep.pk, kind, repeats.get(ep.pk, lang))

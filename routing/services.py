@@ -83,7 +83,12 @@ def contracts_load_file(path: str | Path, *, actor: str = "file") -> list[Contra
     equals its latest stored version is skipped; any other becomes a new version.
     Raises ``ContractError`` (naming the file and entry) on the first invalid one; nothing
     is stored in that case."""
-    raw = json.loads(Path(path).read_text())
+    try:
+        raw = json.loads(Path(path).read_text())
+    except RecursionError as exc:
+        raise ContractError(f"{path}: invalid JSON: arrays or objects nested too deeply") from exc
+    except ValueError as exc:  # JSONDecodeError, or an integer too long to convert
+        raise ContractError(f"{path}: invalid JSON: {exc}") from exc
     entries = raw if isinstance(raw, list) else [raw]
     created: list[ContractVersion] = []
     with transaction.atomic():

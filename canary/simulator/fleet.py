@@ -219,6 +219,10 @@ def parse_fleet(text: str) -> Fleet:
         raise FleetError(
             "", f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from exc
+    except RecursionError as exc:
+        raise FleetError("", "invalid JSON: arrays or objects nested too deeply") from exc
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise FleetError("", f"invalid JSON: {exc}") from exc
     return fleet_from_dict(raw)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -104,6 +105,9 @@ class Command(BaseCommand):
         port = free_port()
         self.stdout.write(f"Starting the OpenRouter simulator with {fleet} on 127.0.0.1:{port} ...")
         sim = start_simulator(fleet, port)
+        # A plain kill (SIGTERM) must stop the simulator too: turn it into SystemExit so
+        # the ``finally`` below runs, as it does for Ctrl-C.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
         try:
             base = f"http://127.0.0.1:{port}/api/v1"
             settings.OPENROUTER_BASE_URL = base

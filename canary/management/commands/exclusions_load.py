@@ -43,6 +43,10 @@ def parse_file(path: Path) -> list[dict[str, str]]:
         raise CommandError(f"{path}: cannot read it: {exc.strerror}") from exc
     except json.JSONDecodeError as exc:
         raise CommandError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    except RecursionError as exc:
+        raise CommandError(f"{path}: invalid JSON: arrays or objects nested too deeply") from exc
+    except ValueError as exc:  # an integer too long to convert
+        raise CommandError(f"{path}: invalid JSON: {exc}") from exc
     if not isinstance(data, dict) or set(data) != {"exclusions"} or not isinstance(data["exclusions"], list):
         raise CommandError(f"{path}: expected an object with one key 'exclusions' holding a list")
     entries = []

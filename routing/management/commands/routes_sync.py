@@ -24,9 +24,12 @@ class Command(BaseCommand):
         parser.add_argument("--model-class", default="", help="model class for new routes (and known ones without one), e.g. chat-70b")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        model_class = options["model_class"].strip()
+        if len(model_class) > 50 or any(ch.isspace() or not ch.isprintable() for ch in model_class):
+            raise CommandError(f"--model-class: at most 50 characters, no spaces or control characters, got {options['model_class']!r}")
         try:
             model_id = validate_model_id(settings.CANARY_MODEL if options["model"] is None else options["model"])
-            result = routes_sync(model_id, enable_new=options["enable_new"], model_class=options["model_class"].strip())
+            result = routes_sync(model_id, enable_new=options["enable_new"], model_class=model_class)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         state = "enabled" if options["enable_new"] else "disabled until an admin enables them"
