@@ -40,7 +40,7 @@ def fresh_postgres(name: str) -> str:
 
 def simulator(fleet: dict | Path):  # type: ignore[no-untyped-def]
     """Start the simulator on a fleet (dict or path); returns (process, base_url)."""
-    from canary.management.commands.demo import free_port, start_simulator
+    from fake_openrouter.process import free_port, start_simulator
 
     if isinstance(fleet, dict):
         path = Path(tempfile.mkdtemp()) / "fleet.json"

@@ -69,7 +69,7 @@ import redis  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
-from canary.management.commands.demo import free_port, start_simulator  # noqa: E402
+from fake_openrouter.process import free_port, start_simulator  # noqa: E402
 
 MODEL = "acme/bench-1"
 TAG = "swift/fp8"

@@ -25,9 +25,9 @@ django_on(DB_URL)
 import httpx  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from canary.management.commands.demo import free_port  # noqa: E402
 from canary.quarantine import exclusion_add  # noqa: E402
-from canary.tokens import service_token_issue  # noqa: E402
+from core.tokens import service_token_issue  # noqa: E402
+from fake_openrouter.process import free_port  # noqa: E402
 
 MODEL = "meta-llama/llama-3.3-70b-instruct"
 CONCURRENCY = 32

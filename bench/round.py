@@ -22,9 +22,9 @@ from django.conf import settings  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from canary import judges  # noqa: E402
-from canary.management.commands.demo import DEFAULT_FLEET, free_port, start_simulator  # noqa: E402
 from canary.probes import PROBE_KINDS, EndpointFacts, probe_run  # noqa: E402
 from canary.services import openrouter_client, probe_settings, round_run  # noqa: E402
+from fake_openrouter.process import REPO_ROOT, free_port, start_simulator  # noqa: E402
 
 
 def chain_seconds(client, model_id: str, info, language: str) -> float:  # type: ignore[no-untyped-def]
@@ -38,7 +38,7 @@ def chain_seconds(client, model_id: str, info, language: str) -> float:  # type:
 
 def main() -> None:
     port = free_port()
-    sim = start_simulator(DEFAULT_FLEET, port)
+    sim = start_simulator(REPO_ROOT / "canary" / "fleets" / "default.json", port)
     try:
         settings.OPENROUTER_BASE_URL = f"http://127.0.0.1:{port}/api/v1"
         judges.warm_up()

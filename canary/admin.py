@@ -47,7 +47,6 @@ from canary.models import (
     ProbeResult,
     Provider,
     Round,
-    ServiceToken,
 )
 from canary.probes import ALL_KINDS
 from canary.quarantine import (
@@ -59,7 +58,6 @@ from canary.quarantine import (
     mode_set,
     suspension_lift,
 )
-from canary.tokens import service_token_issue, service_token_revoke
 
 PERM_ADD_INCIDENT = "canary.add_exclusion"
 PERM_CHANGE_INCIDENT = "canary.change_exclusion"
@@ -733,63 +731,3 @@ class ExclusionAdmin(DashboardRoutes, ReadOnlyAdmin):
             explain="A reviewed exclusion (no expiry) replaces each incident exclusion.",
             apply=apply, form_class=PromoteActionForm,
         )
-
-
-# --------------------------------------------------------------------- service tokens
-
-
-class ServiceTokenForm(forms.Form):
-    name = forms.CharField(max_length=150, help_text="the backend service that will use the token, e.g. chat-api")
-
-
-@admin.register(ServiceToken)
-class ServiceTokenAdmin(ReadOnlyAdmin):
-    list_display = ("name", "prefix", "created_at", "revoked_at")
-    search_fields = ("name",)
-    actions = ("revoke",)
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return request.user.has_perm("canary.add_servicetoken")
-
-    def has_revoke_permission(self, request: HttpRequest) -> bool:
-        return request.user.has_perm("canary.change_servicetoken")
-
-    def add_view(
-        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
-    ) -> HttpResponse:
-        """Issue through ``service_token_issue``; the token is shown once, on this page."""
-        if not self.has_add_permission(request):
-            from django.core.exceptions import PermissionDenied
-
-            raise PermissionDenied
-        form = ServiceTokenForm(request.POST or None)
-        token = ""
-        if request.method == "POST" and form.is_valid():
-            try:
-                row, token = service_token_issue(form.cleaned_data["name"])
-            except ValueError as exc:
-                form.add_error("name", str(exc))
-            else:
-                self.log_addition(request, row, [{"added": {}}])
-        opts = self.model._meta
-        response = TemplateResponse(
-            request,
-            "admin/canary/service_token_add.html",
-            {
-                **self.admin_site.each_context(request),
-                "title": "Issue a service token",
-                "form": form,
-                "token": token,
-                "opts": opts,
-                "app_label": opts.app_label,
-            },
-        )
-        # The token must not linger in a cache or the browser's history.
-        response["Cache-Control"] = "no-store"
-        return response
-
-    @admin.action(description="Revoke the selected tokens", permissions=["revoke"])
-    def revoke(self, request: HttpRequest, queryset: QuerySet[ServiceToken]) -> None:
-        for row in queryset.filter(revoked_at__isnull=True):
-            service_token_revoke(row.name)
-            self.message_user(request, f"Revoked the token of {row.name}.", messages.SUCCESS)

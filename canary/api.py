@@ -18,9 +18,9 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from canary.exclusions import provider_object
-from canary.identifiers import validate_model_id
 from canary.quarantine import ignore_list_get
-from canary.tokens import service_token_verify
+from core.identifiers import validate_model_id
+from core.tokens import service_token_verify
 
 
 def api_error(status: int, message: str) -> JsonResponse:

@@ -357,17 +357,3 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.title} ({self.state})"
-
-
-class ServiceToken(models.Model):
-    """A bearer token of a backend service for the internal API. Only a SHA-256 hash is
-    stored; the token itself is shown once when issued."""
-
-    name = models.CharField(max_length=150, unique=True)
-    token_hash = models.CharField(max_length=64, unique=True)
-    prefix = models.CharField(max_length=12)
-    created_at = models.DateTimeField()
-    revoked_at = models.DateTimeField(null=True, blank=True)
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.prefix}…)"

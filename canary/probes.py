@@ -42,7 +42,7 @@ CONFIRMATION_SAMPLES = 2
 
 
 class ChatClient(Protocol):
-    """What a probe needs from ``canary.openrouter.OpenRouterClient``."""
+    """What a probe needs from ``openrouter.client.OpenRouterClient``."""
 
     def chat_pinned(self, model_id: str, tag: str, messages: list[dict[str, str]], **kwargs: Any) -> Any: ...
 
@@ -157,11 +157,25 @@ def _judged(kind: str, sample: int, language: str, prompt: Prompt, call: Any, ju
             "no content within the TTFT limit: judged by the ttft probe, not this one",
             {},
         )
-        return ProbeOutcome(kind, sample, language, prompt.prompt_id, slow, call=call, reply=call.reply)
-    reply: Reply = call.reply
+        return ProbeOutcome(kind, sample, language, prompt.prompt_id, slow, call=call, reply=reply_of(call))
+    reply = reply_of(call)
+    assert reply is not None  # a call without a transport judgement completed
     outcome = ProbeOutcome(kind, sample, language, prompt.prompt_id, judge(reply), call=call, reply=reply)
     outcome.extra.update(round_inputs(kind, reply))
     return outcome
+
+
+def reply_of(call: Any) -> Reply | None:
+    """The judges' ``Reply`` for a call's completed generation (``openrouter.result.
+    Completion``, the same fields), or None when the call completed nothing."""
+    done = call.reply
+    if done is None:
+        return None
+    return Reply(
+        content=done.content, finish_reason=done.finish_reason, reasoning=done.reasoning, refusal=done.refusal,
+        completion_tokens=done.completion_tokens, max_tokens=done.max_tokens, ttft_ms=done.ttft_ms,
+        total_ms=done.total_ms, stream_opened=done.stream_opened,
+    )
 
 
 def round_inputs(kind: str, reply: Reply) -> dict[str, Any]:

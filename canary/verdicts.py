@@ -1,7 +1,8 @@
 """Verdicts and the reply shape every judge reads.
 
-Pure module: no Django, no HTTP. The judges (``canary.judges``), the client
-(``canary.openrouter``) and the round runner all speak these types.
+Pure module: no Django, no HTTP. The judges (``canary.judges``), the probes (which
+read the wire's ``openrouter.result.Completion`` into a ``Reply``) and the round runner
+all speak these types.
 
 Verdict vocabulary (shared/style.md): ``pass``, ``fail``, ``inconclusive``,
 ``transport_error``, ``not_applicable``.

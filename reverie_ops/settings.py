@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_celery_beat",
+    "core",
     "canary",
     "routing",
 ]
@@ -125,6 +126,11 @@ OPENROUTER_TITLE = env.str("OPENROUTER_TITLE", default="Reverie Ops canary")
 OPENROUTER_MAX_CONNECTIONS = env.int("OPENROUTER_MAX_CONNECTIONS", default=512)
 # ... spread over this many httpx clients (each pool's bookkeeping grows with its size).
 OPENROUTER_POOL_SHARDS = env.int("OPENROUTER_POOL_SHARDS", default=8)
+# Size caps on what an upstream sends the gateway (bytes; decoded bytes, what is held in
+# memory): past either the reply is an ``invalid_response`` and the next route is tried.
+# The canary's own cap per reply is CANARY_MAX_RESPONSE_BYTES; lines share the line cap.
+OPENROUTER_MAX_REPLY_BYTES = env.int("OPENROUTER_MAX_REPLY_BYTES", default=16 * 1024 * 1024)
+OPENROUTER_MAX_LINE_BYTES = env.int("OPENROUTER_MAX_LINE_BYTES", default=1024 * 1024)
 
 # --- Canary -------------------------------------------------------------------------
 CANARY_MODEL = env.str("CANARY_MODEL", default="meta-llama/llama-3.3-70b-instruct")

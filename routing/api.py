@@ -1,6 +1,6 @@
 """``POST /v1/chat/completions``: the OpenAI-compatible gateway endpoint (issue 7, point 12).
 
-Auth: ``Authorization: Bearer <service token>`` (``canary.tokens``). The contract is named
+Auth: ``Authorization: Bearer <service token>`` (``core.tokens``). The contract is named
 in the ``X-Routing-Contract: <name>@<version>`` header; ``Idempotency-Key`` is the
 operation id. The view only parses input, calls ``chat_completion_create`` and renders.
 """
@@ -15,7 +15,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from canary.tokens import service_token_verify
+from core.tokens import service_token_verify
 from routing.responses import HEADER_CONTRACT, GatewayReply, error_reply, sse_body
 from routing.services import chat_completion_create
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
-from canary.openrouter import ErrorInfo, is_moderation_error
+from openrouter.errors import ErrorInfo, is_moderation_error
 
 
 class FailureClass(StrEnum):

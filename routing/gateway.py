@@ -35,6 +35,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from openrouter.transport import AttemptHandle
 from routing.backoff import wait_before_retry_s
 from routing.breaker import BreakerStore, Permit
 from routing.contracts import Contract
@@ -48,7 +49,7 @@ from routing.selection import (
     estimate_needs,
 )
 from routing.stream import Answer
-from routing.upstream import AttemptHandle, AttemptOutcome, Upstream
+from routing.upstream import AttemptOutcome, Upstream
 from routing.validation import ValidationResult, validate_answer
 
 # OpenRouter's provider-preference keys (reference openrouter-api.md §1). The gateway

@@ -1,12 +1,11 @@
-"""Parse an OpenAI-compatible chat answer, streamed (SSE) or whole, into an ``Answer``.
+"""Fold an OpenAI-compatible chat answer, streamed (SSE) or whole, into an ``Answer``.
 
-Pure and fast: one JSON decode per data frame, no per-frame objects beyond that. The
-wire facts are those the canary's parser handles (``canary/openrouter.py``): keep-alive
-comment lines before and between frames, the role chunk with empty content, the final
-usage in three shapes, error chunks with or without ``finish_reason: "error"``. What the
-canary's ``StreamAccumulator`` does not need and the gateway does: tool-call deltas,
-merged by index (OpenAI streams a call's name once and its arguments in pieces).
-Error objects are read with the canary's ``parse_error_object``.
+The wire is read by ``openrouter/``: its event-stream splitter (``openrouter.sse``, with
+the per-line cap and the end-of-body rule), its one JSON decoder with the gateway's
+policy for invalid UTF-8 (``reject``: a corrupted answer is never passed off as the
+provider's) and its chunk envelope. What this module adds, which the canary does not
+need: tool-call deltas, merged by index (OpenAI streams a call's name once and its
+arguments in pieces), and ``output_seen``, the commit point of an attempt.
 """
 
 from __future__ import annotations
@@ -15,29 +14,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from canary.openrouter import ChunkEnvelope, ErrorInfo
-
-# ``json.loads`` on bytes first guesses the encoding, decodes, then scans; a data frame is
-# UTF-8 (SSE is), so decode and scan directly, which is about half the CPU. Anything the
-# fast path refuses goes through ``json.loads`` itself: the result and the errors are
-# exactly those of ``json.loads``.
-_decoder = json.JSONDecoder()
-
-
-def _loads(text: bytes) -> Any:
-    """``json.loads(text)`` for ``text`` without surrounding whitespace."""
-    try:
-        decoded = text.decode()
-        obj, end = _decoder.raw_decode(decoded)
-        if end == len(decoded):
-            return obj
-    except ValueError:
-        pass
-    return json.loads(text)
-
-
-class FrameError(ValueError):
-    """A data frame or body that is not the JSON object we expect (-> invalid_response)."""
+from openrouter.chat import ChunkEnvelope
+from openrouter.errors import ErrorInfo
+from openrouter.jsonbody import InvalidBodyError, decode_object
+from openrouter.sse import DEFAULT_MAX_LINE_BYTES, SSEFrames
 
 
 @dataclass(frozen=True)
@@ -77,18 +57,18 @@ class _ToolDraft:
 
 class ChatStream(ChunkEnvelope):
     """Folds one chat stream. Feed body bytes as they arrive with ``feed`` (then
-    ``feed_end`` at the end of the body), or single lines with ``feed_line``; read
-    ``done``, ``error``, ``output_seen``, ``finished`` and ``answer()``.
+    ``feed_end`` at the end of the body); read ``done``, ``error``, ``output_seen``,
+    ``finished`` and ``answer()``.
 
-    ``feed`` and ``feed_line`` raise ``FrameError`` for a data frame that is not a JSON
-    object.
+    ``feed`` and ``feed_end`` raise ``InvalidBodyError`` for a data frame that is not a
+    JSON object (or not UTF-8), and its subclass ``TooLargeError`` for a line over
+    ``max_line_bytes``.
     """
 
-    __slots__ = ("_data", "_tail", "_content", "_tools", "finish_reason", "done", "output_seen", "finished")
+    __slots__ = ("_frames", "_content", "_tools", "finish_reason", "done", "output_seen", "finished")
 
-    def __init__(self) -> None:
-        self._data: list[bytes] = []
-        self._tail = b""
+    def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self._frames = SSEFrames(max_line_bytes)
         self._content: list[str] = []
         self._tools: dict[int, _ToolDraft] = {}
         self.finish_reason: str | None = None
@@ -104,55 +84,26 @@ class ChatStream(ChunkEnvelope):
         self.finished = False
 
     def feed(self, chunk: bytes) -> None:
-        """Body bytes as they arrive, split anywhere. Complete lines are folded now, the
-        rest waits for the next chunk; nothing after [DONE] or an error is folded.
-
-        The loop is ``feed_line`` inlined: a call per line was a third of the parsing
-        CPU (a chat answer is two or three lines per token)."""
+        """Body bytes as they arrive, split anywhere. Complete events are folded now, the
+        rest waits for the next chunk; nothing after [DONE] or an error is folded."""
         if self.finished:
             return
-        lines = (self._tail + chunk).split(b"\n") if self._tail else chunk.split(b"\n")
-        self._tail = lines.pop()
-        data = self._data
-        for line in lines:
-            if line[-1:] == b"\r":
-                line = line[:-1]
-            if not line:
-                if data:
-                    frame = data[0] if len(data) == 1 else b"\n".join(data)
-                    data.clear()
-                    self._frame(frame)
-                    if self.done or self.error is not None:
-                        self.finished = True
-                        return
-            elif line[0] == 0x3A:  # ":" keep-alive comment (": OPENROUTER PROCESSING")
-                continue
-            elif line.startswith(b"data:"):
-                value = line[5:]
-                data.append(value[1:] if value[:1] == b" " else value)
-            # event:, id:, retry: lines carry nothing we use.
+        for frame in self._frames.feed(chunk):
+            self._frame(frame)
+            if self.done or self.error is not None:
+                self.finished = True
+                return
 
     def feed_end(self) -> None:
-        """The body ended: fold a last line that had no newline (and its frame)."""
-        tail, self._tail = self._tail, b""
-        if not self.finished and tail.strip():
-            self.feed_line(tail.rstrip(b"\r"))
-            self.feed_line(b"")
-
-    def feed_line(self, line: bytes) -> None:
-        """One line of the event stream (``\\r`` already stripped)."""
-        if not line:
-            if self._data:
-                data = b"\n".join(self._data)
-                self._data.clear()
-                self._frame(data)
+        """The body ended: fold a last event left without its closing blank line (its
+        last line with or without a newline; ``openrouter.sse``)."""
+        if self.finished:
             return
-        if line[0] == 0x3A:  # ":" keep-alive comment (": OPENROUTER PROCESSING")
-            return
-        if line.startswith(b"data:"):
-            value = line[5:]
-            self._data.append(value[1:] if value[:1] == b" " else value)
-        # event:, id:, retry: lines carry nothing we use.
+        for frame in self._frames.end():
+            self._frame(frame)
+            if self.done or self.error is not None:
+                self.finished = True
+                return
 
     def _frame(self, data: bytes) -> None:
         text = data.strip()
@@ -161,12 +112,7 @@ class ChatStream(ChunkEnvelope):
             return
         if not text:
             return
-        try:
-            obj = _loads(text)
-        except ValueError as exc:
-            raise FrameError(f"SSE data frame is not JSON: {text[:120]!r}") from exc
-        if not isinstance(obj, dict):
-            raise FrameError(f"SSE data frame is a {type(obj).__name__}, not an object")
+        obj = decode_object(text, "SSE data frame", invalid_utf8="reject")
         for choice in self.fold_envelope(obj):  # ``fold(obj, streaming=True)``, one call less per frame
             self._choice(choice, "delta")
 
@@ -237,19 +183,12 @@ class ChatStream(ChunkEnvelope):
 def parse_body(raw: bytes) -> ChatStream:
     """Parse a whole (non-streamed) chat body; leading whitespace padding is allowed.
 
-    Raises ``FrameError`` when the body is not a JSON object with choices or an error.
+    Raises ``InvalidBodyError`` when the body is not UTF-8, not a JSON object (nesting
+    too deep included), or has neither choices nor an error.
     """
-    text = raw.strip()
-    if not text:
-        raise FrameError("empty body")
-    try:
-        obj = json.loads(text)
-    except ValueError as exc:
-        raise FrameError(f"body is not JSON: {text[:120]!r}") from exc
-    if not isinstance(obj, dict):
-        raise FrameError(f"body is a {type(obj).__name__}, not an object")
+    obj = decode_object(raw, "body", invalid_utf8="reject")
     if not isinstance(obj.get("choices"), list) and obj.get("error") is None:
-        raise FrameError("body has neither choices nor an error")
+        raise InvalidBodyError("body has neither choices nor an error")
     stream = ChatStream()
     stream.fold(obj, streaming=False)
     stream.done = True

@@ -1,15 +1,16 @@
 """The gateway's one HTTP path to a route: send one attempt, watch its clocks, report.
 
-One shared ``httpx.Client`` per process with ``retries=0`` (the gateway owns retries and
-nothing below it retries, issue 7 point 5; resilience.md §4.2 "retry at a single point").
-Every attempt is streamed upstream, so the first content byte is observable:
+One shared ``httpx.HTTPTransport`` per process with ``retries=0`` (the gateway owns
+retries and nothing below it retries: retries at a single point). Every attempt is streamed upstream, so the first content byte is observable:
 
 - no response headers within the first-token limit: the socket read timeout fires;
-- headers, then keep-alive comments but no content by the first-token limit: a
-  process-wide ``Watchdog`` thread shuts the socket down at that instant (a socket read
-  timeout cannot do it: the keep-alive comments re-arm it every second);
+- headers, then keep-alive comments but no content by the first-token limit: the
+  process-wide ``openrouter.transport.Watchdog`` shuts the socket down at that instant
+  (a socket read timeout cannot do it: the keep-alive comments re-arm it every second);
 - after the first content byte: the attempt deadline (watchdog) and the idle limit
-  (socket read timeout between chunks) bound the rest (issue point 9).
+  (socket read timeout between chunks) bound the rest;
+- a reply over ``max_reply_bytes`` or a line over ``max_line_bytes`` stops reading at the
+  cap and is an ``invalid_body`` signal (an ``invalid_response``: the next route is tried).
 
 Returns an ``AttemptOutcome``: an ``Answer`` (whole, not yet validated) or a ``Signal``
 for ``routing.failures.classify``. Never raises on anything the network or upstream does.
@@ -17,9 +18,6 @@ for ``routing.failures.classify``. Never raises on anything the network or upstr
 
 from __future__ import annotations
 
-import itertools
-import socket
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,123 +25,24 @@ from typing import Any
 
 import httpx
 
-from canary.openrouter import parse_error_body, parse_retry_after
+from openrouter.errors import parse_error_body, parse_retry_after
+from openrouter.jsonbody import InvalidBodyError, TooLargeError
+from openrouter.sse import DEFAULT_MAX_LINE_BYTES
+from openrouter.transport import (
+    DEFAULT_MAX_REPLY_BYTES,
+    AttemptHandle,
+    Watchdog,
+    pooled_transport,
+    read_capped,
+    silence_label,
+)
 from routing.deadline import AttemptTimes
 from routing.failures import Signal
 from routing.selection import RouteProfile
-from routing.stream import Answer, ChatStream, FrameError, parse_body
+from routing.stream import Answer, ChatStream, parse_body
 
+# An error body is read for its message only.
 _MAX_ERROR_BYTES = 64 * 1024
-_MAX_BODY_BYTES = 4 * 1024 * 1024
-
-
-class Watchdog:
-    """Cuts attempts at monotonic instants, from one daemon thread per process.
-
-    ``arm(at, fn)`` registers ``fn`` to run once ``at`` has passed; ``cancel()`` on the
-    returned alarm disarms it. The thread polls every ``tick_s`` (50 ms: the field cases
-    allow +-0.3 s) instead of waking per alarm, so the cost under load is one dict insert
-    and delete per alarm plus 20 wake-ups a second, not a wake-up per request.
-    """
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic, tick_s: float = 0.05) -> None:
-        self._clock = clock
-        self._tick_s = tick_s
-        self._alarms: dict[int, _Alarm] = {}
-        self._seq = itertools.count()
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def arm(self, at: float, fn: Callable[[], None]) -> _Alarm:
-        alarm = _Alarm(self, next(self._seq), at, fn)
-        with self._lock:
-            self._alarms[alarm.key] = alarm
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="routing-watchdog", daemon=True)
-                self._thread.start()
-        if not self._wake.is_set():  # set() takes a lock and notifies even when set
-            self._wake.set()
-        return alarm
-
-    def _disarm(self, alarm: _Alarm) -> None:
-        with self._lock:
-            self._alarms.pop(alarm.key, None)
-
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                idle = not self._alarms
-            if idle:
-                # Nothing to watch: sleep until an alarm is armed.
-                self._wake.wait()
-                self._wake.clear()
-                continue
-            time.sleep(self._tick_s)
-            now = self._clock()
-            with self._lock:
-                due = [a for a in self._alarms.values() if a.at <= now]
-                for alarm in due:
-                    del self._alarms[alarm.key]
-            for alarm in due:
-                try:
-                    alarm.fn()
-                except Exception:  # noqa: BLE001, S110 - a failed cut must not kill the watchdog
-                    pass
-
-
-class _Alarm:
-    __slots__ = ("watchdog", "key", "at", "fn")
-
-    def __init__(self, watchdog: Watchdog, key: int, at: float, fn: Callable[[], None]) -> None:
-        self.watchdog = watchdog
-        self.key = key
-        self.at = at
-        self.fn = fn
-
-    def cancel(self) -> None:
-        self.watchdog._disarm(self)
-
-
-class AttemptHandle:
-    """Lets another thread cut an attempt short (hedging cancels the loser).
-
-    ``cut(reason)`` shuts the attempt's socket down; the reading thread then reports
-    ``reason`` instead of a connection error. Thread-safe.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._socket: socket.socket | None = None
-        self.reason: str | None = None
-
-    def attach(self, response: httpx.Response) -> None:
-        stream: Any = response.extensions.get("network_stream")
-        sock = stream.get_extra_info("socket") if stream is not None else None
-        with self._lock:
-            self._socket = sock
-            if self.reason is not None:
-                self._shutdown()
-
-    def detach(self) -> None:
-        """Forget the socket before the connection goes back to the pool: a late cut
-        must never shut down a connection another request is now using."""
-        with self._lock:
-            self._socket = None
-
-    def cut(self, reason: str) -> None:
-        with self._lock:
-            if self.reason is None:
-                self.reason = reason
-            self._shutdown()
-
-    def _shutdown(self) -> None:
-        if self._socket is not None:
-            try:
-                # shutdown (not close) wakes a recv blocked in another thread.
-                self._socket.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 @dataclass(frozen=True)
@@ -166,7 +65,9 @@ class Upstream:
     ``default_base_url``: used by routes without their own (OpenRouter, with /api/v1);
     ``api_key``: sent to routes without their own key; ``connect_timeout_s`` bounds TCP
     setup (never beyond the attempt's first-token limit); ``max_connections`` is the pool
-    size shared by all concurrent requests; ``headers`` go with every request.
+    size shared by all concurrent requests; ``headers`` go with every request;
+    ``max_reply_bytes`` caps each reply (decoded bytes), ``max_line_bytes`` each SSE
+    line (settings ``OPENROUTER_MAX_REPLY_BYTES``, ``OPENROUTER_MAX_LINE_BYTES``).
     ``clock``: monotonic seconds.
 
     Requests go straight to one ``httpx.HTTPTransport`` (httpcore's pool), not through an
@@ -185,18 +86,19 @@ class Upstream:
         connect_timeout_s: float = 3.0,
         max_connections: int = 256,
         headers: dict[str, str] | None = None,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         clock: Callable[[], float] = time.monotonic,
         watchdog: Watchdog | None = None,
     ) -> None:
         self.default_base_url = default_base_url.rstrip("/")
         self.api_key = api_key
         self.connect_timeout_s = connect_timeout_s
+        self.max_reply_bytes = max_reply_bytes
+        self.max_line_bytes = max_line_bytes
         self._clock = clock
         self._watchdog = watchdog or Watchdog(clock)
-        self._transport = httpx.HTTPTransport(
-            retries=0,
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
-        )
+        self._transport = pooled_transport(max_connections=max_connections)
         # httpx.Client's default headers (gzip and deflate are decoded without extras),
         # then the caller's, then the chat request's own.
         self._base_headers = {
@@ -270,7 +172,7 @@ class Upstream:
             return failed("reset", f"connection closed before a response: {exc}")
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             # Anything else (a route's malformed base URL, an unsupported scheme): the
-            # request never left; never a crash (issue: a bad reply is a failure class).
+            # request never left; never a crash.
             return failed("connect", f"request could not be sent: {type(exc).__name__}: {exc}")
         response.request = request
         try:
@@ -283,9 +185,12 @@ class Upstream:
                 return failed("http_error", error.message or f"HTTP {status}", status, error=error, retry_after_s=retry_after)
             content_type = response.headers.get("content-type", "")
             if "text/event-stream" not in content_type:
-                raw = self._read_capped(response, _MAX_BODY_BYTES)
-                if raw is None:
-                    return failed("reset", "body cut or too large", status)
+                try:
+                    raw = read_capped(response, self.max_reply_bytes)
+                except TooLargeError as exc:
+                    return failed("invalid_body", str(exc), status)
+                except httpx.HTTPError as exc:
+                    return failed("reset", f"body cut: {type(exc).__name__}", status)
                 return self._whole(raw, status, start, retry_after)
             return self._stream(response, request, times, idle_s, handle, start, attempt_end, retry_after)
         finally:
@@ -293,6 +198,7 @@ class Upstream:
             response.close()
 
     def _read_capped(self, response: httpx.Response, cap: int) -> bytes | None:
+        """An error body up to ``cap`` bytes (what arrived before a cut), None past the cap."""
         parts: list[bytes] = []
         size = 0
         try:
@@ -309,7 +215,7 @@ class Upstream:
         latency = (self._clock() - start) * 1000.0
         try:
             parsed = parse_body(raw)
-        except FrameError as exc:
+        except InvalidBodyError as exc:
             return AttemptOutcome(None, Signal("invalid_body", http_status=status, message=str(exc)), status, latency, None)
         if parsed.error is not None:
             signal = Signal("error_body", output_seen=parsed.output_seen, http_status=status, error=parsed.error,
@@ -331,14 +237,19 @@ class Upstream:
         status = response.status_code
         clock = self._clock
         # The body's socket reads use the request's read timeout as it is when reading
-        # starts: after the first token it is the idle limit (issue point 9).
+        # starts: after the first token it is the idle limit.
         timeouts = request.extensions.get("timeout")
         if isinstance(timeouts, dict):
             timeouts["read"] = max(0.001, min(idle_s, attempt_end - clock()))
-        first_alarm = self._watchdog.arm(min(start + times.first_token_s, attempt_end), lambda: handle.cut("first_token_timeout"))
+        # Each alarm carries the limit it stands for: when the attempt ends no later than
+        # the first-token limit, the attempt timeout is what fires.
+        first_at = start + times.first_token_s
+        first_alarm = self._watchdog.arm(first_at, lambda: handle.cut("first_token_timeout")) if first_at < attempt_end else None
         end_alarm = self._watchdog.arm(attempt_end, lambda: handle.cut("attempt_timeout"))
-        stream = ChatStream()
+        stream = ChatStream(self.max_line_bytes)
         ttft_ms: float | None = None
+        cap = self.max_reply_bytes
+        received = 0
 
         def failed(kind: Any, message: str, **kw: Any) -> AttemptOutcome:
             return AttemptOutcome(
@@ -359,23 +270,34 @@ class Upstream:
                 # half-read response would cost a new TCP connection per request.
                 if stream.finished:
                     continue
+                received += len(chunk)
+                if received > cap:
+                    raise TooLargeError("reply", cap)
                 stream.feed(chunk)
                 if ttft_ms is None and stream.output_seen:
                     ttft_ms = (clock() - start) * 1000.0
-                    first_alarm.cancel()
-        except FrameError as exc:
+                    if first_alarm is not None:
+                        first_alarm.cancel()
+        except InvalidBodyError as exc:  # TooLargeError included: reading stopped at the cap
             if ttft_ms is None and stream.output_seen:
                 ttft_ms = (clock() - start) * 1000.0
             return failed("invalid_body", str(exc))
         except httpx.TimeoutException:
             if handle.reason is None:
-                kind = "first token" if not stream.output_seen else "idle"
-                return failed("timeout", f"stream silent past the {kind} limit")
+                # The socket read timeout is the idle limit, cut short by the attempt's
+                # end: name the limit the silence actually ran into.
+                label = silence_label(
+                    elapsed_s=clock() - start, first_token_seen=stream.output_seen,
+                    first_token_s=times.first_token_s, total_s=times.timeout_s,
+                )
+                limit = {"first_token": "first-token", "idle": "idle", "total": "attempt timeout"}[label]
+                return failed("timeout", f"stream silent past the {limit} limit ({label})")
         except httpx.HTTPError as exc:  # network errors, protocol errors, undecodable bytes
             if handle.reason is None:
                 return failed("reset", f"connection closed mid-stream: {type(exc).__name__}")
         finally:
-            first_alarm.cancel()
+            if first_alarm is not None:
+                first_alarm.cancel()
             end_alarm.cancel()
         finished = stream.finished
         if handle.reason is not None and not finished:
@@ -387,13 +309,13 @@ class Upstream:
             return failed("timeout", messages.get(handle.reason, handle.reason))
         try:
             stream.feed_end()
-        except FrameError as exc:
+        except InvalidBodyError as exc:
             return failed("invalid_body", str(exc))
         if stream.error is not None:
             return failed("error_body", stream.error.message or "error chunk", error=stream.error, retry_after_s=retry_after)
         if stream.finish_reason is None:
-            # Issue point 9 / field case 7: a stream that ends without a finish reason is
-            # not a success, [DONE] or not.
+            # A stream that ends without a finish reason is not a success, [DONE] or not
+            # (field case 7, ``tests/fixtures/field-cases/gateway.md``).
             kind = "no_finish" if stream.done else "reset"
             return failed(kind, "stream ended without a finish reason")
         return AttemptOutcome(stream.answer(ttft_ms), None, status, (clock() - start) * 1000.0, ttft_ms, usage=stream.usage)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from canary.management.commands.demo import free_port, start_simulator
+from fake_openrouter.process import free_port, start_simulator
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FLEETS = FIXTURES / "fleets"

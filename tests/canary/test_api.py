@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from canary.models import Endpoint, EndpointPolicyState, Provider
 from canary.quarantine import exclusion_add
-from canary.tokens import service_token_issue, service_token_revoke
+from core.tokens import service_token_issue, service_token_revoke
 
 MODEL = "meta-llama/llama-3.3-70b-instruct"
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -19,8 +19,8 @@ from canary.models import (
     Exclusion,
     Provider,
     Round,
-    ServiceToken,
 )
+from core.models import ServiceToken
 
 MODEL = "meta-llama/llama-3.3-70b-instruct"
 REPO_FILE = Path(__file__).resolve().parents[2] / "canary" / "exclusions" / "reviewed.json"

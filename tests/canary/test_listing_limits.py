@@ -11,9 +11,9 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from canary.models import Endpoint
-from canary.openrouter import EndpointInfo
 from canary.services import endpoints_sync
-from canary.simulator.fleet import FleetError, parse_fleet
+from fake_openrouter.fleet import FleetError, parse_fleet
+from openrouter.endpoints import EndpointInfo
 from routing.contracts import ContractError
 from routing.services import contracts_load_file
 

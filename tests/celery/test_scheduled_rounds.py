@@ -113,7 +113,7 @@ def test_a_worker_killed_mid_round_loses_nothing_and_suspends_nobody(start_sim, 
 
 
 def test_a_failing_notification_is_retried_and_recorded_and_the_round_is_unaffected(start_sim, use_sim, start_worker):
-    from canary.management.commands.demo import free_port
+    from fake_openrouter.process import free_port
 
     use_sim(start_sim(fleet([endpoint("Atlas"), endpoint("Harbor"), endpoint("Indigo")])))
     now = timezone.now()

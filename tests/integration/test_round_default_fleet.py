@@ -93,7 +93,7 @@ def test_a_down_endpoint_yields_transport_errors_never_another_providers_pass(st
 def test_discovery_failure_exits_with_a_clear_message(settings):
     from django.core.management.base import CommandError
 
-    from canary.management.commands.demo import free_port
+    from fake_openrouter.process import free_port
 
     settings.OPENROUTER_BASE_URL = f"http://127.0.0.1:{free_port()}/api/v1"
     with pytest.raises(CommandError, match="discovery of .* failed"):

@@ -9,7 +9,7 @@ import uuid
 import pytest
 import redis
 
-from canary.tokens import service_token_issue
+from core.tokens import service_token_issue
 from routing.models import AttemptEvent, ExecutionLedger, RequestEvent, Route
 from routing.services import (
     breaker_store,

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from canary.openrouter import ErrorInfo
+from openrouter.errors import ErrorInfo
 from routing.deadline import AttemptTimes
 from routing.failures import FailureClass, Signal, classify, classify_http
 from routing.upstream import Upstream

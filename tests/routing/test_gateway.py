@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from canary.management.commands.demo import free_port
+from fake_openrouter.process import free_port
 from routing.contracts import contract_from_dict
 from routing.failures import FailureClass
 from tests.routing.conftest import (

@@ -80,7 +80,7 @@ def test_serves_the_last_good_list_when_the_ops_app_is_down_and_says_so_when_too
 
 
 def test_never_fetched_and_unreachable_returns_an_empty_stale_list():
-    from canary.management.commands.demo import free_port
+    from fake_openrouter.process import free_port
 
     client = IgnoreListClient(f"http://127.0.0.1:{free_port()}", "tok", timeout_s=0.5)
     result = client.get(MODEL)

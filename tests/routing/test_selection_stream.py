@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from openrouter.jsonbody import InvalidBodyError, decode_json
 from routing.contracts import contract_from_dict
 from routing.selection import candidates, estimate_needs, rank
-from routing.stream import ChatStream, FrameError, parse_body
+from routing.stream import ChatStream, parse_body
 from tests.routing.conftest import route
 
 TEXT = contract_from_dict({"name": "chat", "version": 1, "workload": "text"})
@@ -68,7 +69,7 @@ def test_images_count_as_a_modality():
 
 def _feed(stream: ChatStream, raw: bytes) -> None:
     for line in raw.split(b"\n"):
-        stream.feed_line(line)
+        stream.feed(line + b"\n")
 
 
 def test_tool_call_deltas_are_merged_by_index():
@@ -95,7 +96,7 @@ def test_the_role_chunk_and_keepalives_are_not_output():
 
 def test_a_frame_that_is_not_json_is_an_error():
     stream = ChatStream()
-    with pytest.raises(FrameError):
+    with pytest.raises(InvalidBodyError):
         _feed(stream, b"data: {nope\n\n")
 
 
@@ -157,16 +158,12 @@ def test_a_last_line_without_newline_is_folded_at_the_end_of_the_body():
     b'\xef\xbb\xbf{"a":1}',  # a byte-order mark
 ])
 def test_the_frame_decoder_is_json_loads(frame):
-    from routing.stream import _loads
-
-    assert repr(_loads(frame)) == repr(json.loads(frame))
+    assert repr(decode_json(frame, invalid_utf8="reject")) == repr(json.loads(frame))
 
 
 @pytest.mark.parametrize("frame", [b'{"a":1} x', b'{"a":"\xff"}', b"{nope", b'{"a":1}{"b":2}'])
 def test_the_frame_decoder_refuses_what_json_loads_refuses(frame):
-    from routing.stream import _loads
-
     with pytest.raises(ValueError):
         json.loads(frame)
     with pytest.raises(ValueError):
-        _loads(frame)
+        decode_json(frame, invalid_utf8="reject")

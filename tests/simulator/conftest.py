@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from canary.simulator.server import SimulatorHandle, start_in_thread
+from fake_openrouter.server import SimulatorHandle, start_in_thread
 
 MODEL = "vendor/story-model"
 ALL_PARAMS = [

@@ -10,8 +10,8 @@ import httpx
 import jsonschema
 import pytest
 
-from canary.simulator.content import mojibake
-from canary.simulator.texts import texts_for
+from fake_openrouter.content import mojibake
+from fake_openrouter.texts import texts_for
 from tests.simulator.conftest import (
     MODEL,
     Sim,
@@ -82,7 +82,7 @@ def world() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from canary.simulator.server import start_in_thread
+    from fake_openrouter.server import start_in_thread
 
     path = tmp_path_factory.mktemp("faults") / "fleet.json"
     path.write_text(json.dumps(world()))

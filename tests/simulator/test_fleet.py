@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from canary.simulator.fleet import FleetError, fleet_from_dict, load_fleet, parse_fleet
+from fake_openrouter.fleet import FleetError, fleet_from_dict, load_fleet, parse_fleet
 from tests.simulator.conftest import endpoint, fleet
 
 SHARED_FLEETS = Path(__file__).resolve().parents[1] / "fixtures" / "fleets"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from canary.languages import LANGUAGE_NAMES
-from canary.simulator.texts import all_texts, texts_for
+from fake_openrouter.texts import all_texts, texts_for
 
 CJK = {"ja", "zh", "ko"}
 SPACELESS_OR_NON_ALPHABETIC = {"ja", "zh", "ko", "ar"}

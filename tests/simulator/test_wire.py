@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from canary.simulator.server import start_in_thread
+from fake_openrouter.server import start_in_thread
 from tests.simulator.conftest import Sim, endpoint, fleet, sse_events, streamed_content
 
 GEN_ID = re.compile(r"^gen-\d{10}-[A-Za-z0-9]{20}$")

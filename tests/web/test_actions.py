@@ -20,10 +20,10 @@ from canary.models import (
     EndpointPolicyState,
     Exclusion,
     ModelConfig,
-    ServiceToken,
 )
 from canary.quarantine import exclusion_add, ignore_list_get
-from canary.tokens import token_hash
+from core.models import ServiceToken
+from core.tokens import token_hash
 
 pytestmark = pytest.mark.django_db
 
@@ -267,16 +267,16 @@ def test_a_reviewer_sets_positive_controls_and_unknown_kinds_are_refused(reviewe
 
 def test_a_service_token_is_shown_once_and_only_its_hash_is_stored(staff, db):
     root = staff(None, superuser=True)
-    response = root.post(reverse("admin:canary_servicetoken_add"), {"name": "chat-api"})
+    response = root.post(reverse("admin:core_servicetoken_add"), {"name": "chat-api"})
     token = response.context["token"]
     assert token.startswith("rvo_") and token in response.content.decode()
     assert "no-store" in response["Cache-Control"]
     row = ServiceToken.objects.get(name="chat-api")
     assert row.token_hash == token_hash(token)
-    assert token not in root.get(reverse("admin:canary_servicetoken_changelist")).content.decode()
-    dup = root.post(reverse("admin:canary_servicetoken_add"), {"name": "chat-api"})
+    assert token not in root.get(reverse("admin:core_servicetoken_changelist")).content.decode()
+    dup = root.post(reverse("admin:core_servicetoken_add"), {"name": "chat-api"})
     assert "already exists" in dup.content.decode() and not dup.context["token"]
 
 
 def test_viewers_cannot_issue_service_tokens(viewer: Client, db):
-    assert viewer.get(reverse("admin:canary_servicetoken_add")).status_code == 403
+    assert viewer.get(reverse("admin:core_servicetoken_add")).status_code == 403

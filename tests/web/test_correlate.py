@@ -90,7 +90,7 @@ def test_an_unknown_generation_is_a_clear_message_not_a_500(viewer: Client, day_
 
 
 def test_an_openrouter_failure_is_a_clear_message_not_a_500(viewer: Client, day_history, now, settings):
-    from canary.management.commands.demo import free_port
+    from fake_openrouter.process import free_port
 
     settings.OPENROUTER_BASE_URL = f"http://127.0.0.1:{free_port()}/api/v1"  # nothing listens there
     response = report(viewer, now - timedelta(hours=5), generation_id="gen-1")

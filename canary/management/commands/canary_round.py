@@ -10,10 +10,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from canary.identifiers import validate_model_id
 from canary.report import render_round_table
 from canary.selectors import round_report
 from canary.services import RoundError, round_run
+from core.identifiers import validate_model_id
 
 
 def parse_now(value: str | None, flag: str = "--now") -> datetime:

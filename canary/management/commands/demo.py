@@ -11,14 +11,11 @@ import os
 import secrets
 import signal
 import socket
-import subprocess
 import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
@@ -29,18 +26,12 @@ from canary.models import Endpoint
 from canary.report import render_round_table
 from canary.selectors import round_report
 from canary.services import round_run
+from fake_openrouter.process import SimulatorStartError, free_port, start_simulator
 
 DEFAULT_FLEET = Path(settings.BASE_DIR) / "canary" / "fleets" / "default.json"
 # The default fleet's host that runs its own content filter: the refusal probe's control.
 DEMO_CONTROLS = {"dynamo/bf16": ["refusal"]}
 REVIEWED_FILE = Path(settings.BASE_DIR) / "canary" / "exclusions" / "reviewed.json"
-
-
-def free_port() -> int:
-    """An unused TCP port on 127.0.0.1 (the OS picks it)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def addr_check(addr: str) -> None:
@@ -57,33 +48,6 @@ def addr_check(addr: str) -> None:
                 f"cannot serve the web app on {addr}: {exc.strerror}. Stop what runs there, "
                 f"or choose another address: make demo DEMO_ADDR=127.0.0.1:8001"
             ) from exc
-
-
-def start_simulator(fleet: Path, port: int) -> subprocess.Popen[bytes]:
-    """Start ``fake_openrouter`` as a child process and wait until it answers (60 s max:
-    a loaded machine can take long to import Django and the simulator).
-
-    Raises CommandError with the simulator's own output when it does not come up.
-    """
-    proc = subprocess.Popen(  # noqa: S603 - our own manage.py with fixed arguments
-        [sys.executable, "manage.py", "fake_openrouter", "--fleet", str(fleet), "--port", str(port)],
-        cwd=settings.BASE_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}/api/v1/providers"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-            raise CommandError(f"the simulator exited: {out}")
-        try:
-            if httpx.get(url, timeout=0.5).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise CommandError("the simulator did not answer within 60 s")
 
 
 class Command(BaseCommand):
@@ -104,7 +68,10 @@ class Command(BaseCommand):
             addr_check(opts["addr"])
         port = free_port()
         self.stdout.write(f"Starting the OpenRouter simulator with {fleet} on 127.0.0.1:{port} ...")
-        sim = start_simulator(fleet, port)
+        try:
+            sim = start_simulator(fleet, port)
+        except SimulatorStartError as exc:
+            raise CommandError(str(exc)) from exc
         # A plain kill (SIGTERM) must stop the simulator too: turn it into SystemExit so
         # the ``finally`` below runs, as it does for Ctrl-C.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -145,7 +112,7 @@ class Command(BaseCommand):
         """The suspensions the rounds decided and the merged ignore list."""
         from canary.models import EndpointPolicyState
         from canary.quarantine import ignore_list_get
-        from canary.tokens import service_token_issue
+        from core.tokens import service_token_issue
 
         self.stdout.write("\nSuspensions (enforce mode):")
         states = EndpointPolicyState.objects.filter(

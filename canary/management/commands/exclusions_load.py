@@ -22,9 +22,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from canary.exclusions import target_normalise
-from canary.identifiers import validate_model_id
 from canary.models import Exclusion
 from canary.quarantine import exclusion_add, exclusion_remove
+from core.identifiers import validate_model_id
 
 FIELDS = {"model", "target", "reason", "evidence_url", "reviewer"}
 

@@ -2,7 +2,7 @@
 OpenRouter simulator for a fleet file until Ctrl-C.
 
 Thin on purpose: it validates the fleet, prints the base URL and hands over to
-``canary.simulator.server.run``. The simulator itself imports nothing from Django.
+``fake_openrouter.server.run``. The simulator itself imports nothing from Django.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from canary.simulator.fleet import FleetError, load_fleet
-from canary.simulator.server import API_PREFIX, run
+from fake_openrouter.fleet import FleetError, load_fleet
+from fake_openrouter.server import API_PREFIX, run
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from canary.identifiers import validate_model_id
+from core.identifiers import validate_model_id
 from routing.discovery import routes_sync
 
 

@@ -1,0 +1,1 @@
+"""Shared by both halves (canary and routing): identifier checks and service tokens."""

@@ -1,0 +1,184 @@
+"""OpenRouter's wire shapes: response bodies, SSE frames, usage and error envelopes.
+
+Shapes follow reference §3/§5 and the captures: the older chunk key order
+(id, provider, model, object, created, choices) with ``logprobs: null`` in each choice,
+numeric ``error.code``, a top-level ``user_id`` on provider errors, usage with ``cost``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+from http import HTTPStatus
+from typing import Any
+
+from fake_openrouter.fleet import Pricing
+
+# An OpenRouter user id has 27 characters after "user_"; this one is obviously synthetic.
+USER_ID = "user_" + "simulated".ljust(27, "0")
+COMMENT = b": OPENROUTER PROCESSING\n\n"
+DONE = b"data: [DONE]\n\n"
+# The non-streaming keep-alive unit seen in the captures: newline, nine spaces, newline.
+PADDING_UNIT = b"\n" + b" " * 9 + b"\n"
+
+
+@dataclass(frozen=True)
+class ResponseMeta:
+    """Fields shared by every chunk of one response; ``created`` is unix seconds."""
+
+    id: str
+    provider: str
+    model: str
+    created: int
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens of ``text`` as the simulator counts them: characters / 4, at least 1 ("" is 0)."""
+    if not text:
+        return 0
+    return max(1, math.ceil(len(text) / 4))
+
+
+def sse_data(obj: dict[str, Any]) -> bytes:
+    """One SSE data frame."""
+    return b"data: " + json_bytes(obj) + b"\n\n"
+
+
+def json_bytes(obj: dict[str, Any]) -> bytes:
+    """A compact JSON body, UTF-8, non-ASCII kept as is (as OpenRouter sends it)."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def error_body(
+    code: int, message: str, metadata: dict[str, Any] | None = None, *, user_id: bool = True
+) -> dict[str, Any]:
+    """``{"error": {code, message, metadata?}, "user_id"?}`` (reference §5)."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if metadata is not None:
+        error["metadata"] = metadata
+    body: dict[str, Any] = {"error": error}
+    if user_id:
+        body["user_id"] = USER_ID
+    return body
+
+
+def provider_error_body(status: int, provider: str, model_id: str) -> dict[str, Any]:
+    """The "Provider returned error" envelope with the upstream's own body in ``raw``."""
+    if status == 429:
+        raw = (
+            f"{model_id} is temporarily rate-limited upstream. Please retry shortly, "
+            "or add your own key to accumulate your rate limits."
+        )
+    else:
+        try:
+            phrase = HTTPStatus(status).phrase
+        except ValueError:
+            phrase = "Upstream error"
+        # Like OpenAI's and Anthropic's, the upstream body arrives as a JSON-encoded string.
+        raw = json.dumps({"error": {"message": phrase, "type": "upstream_error", "code": status}})
+    metadata = {"raw": raw, "provider_name": provider, "is_byok": False}
+    return error_body(status, "Provider returned error", metadata)
+
+
+def moderation_error_body(provider: str, model_id: str, flagged_input: str) -> dict[str, Any]:
+    """A 403 moderation refusal: metadata {reasons, flagged_input, provider_name, model_slug}.
+
+    ``flagged_input`` is cut to at most 100 characters, truncated in the middle.
+    """
+    if len(flagged_input) > 100:
+        flagged_input = flagged_input[:48] + "..." + flagged_input[-49:]
+    metadata = {
+        "reasons": ["violence"],
+        "flagged_input": flagged_input,
+        "provider_name": provider,
+        "model_slug": model_id,
+    }
+    message = (
+        f'{model_id} requires moderation on {provider}. Your input was flagged for "violence". '
+        "No credits were charged."
+    )
+    return error_body(403, message, metadata)
+
+
+def usage_block(prompt_tokens: int, completion_tokens: int, pricing: Pricing) -> dict[str, Any]:
+    """``usage`` with cost in USD = tokens x per-token price (non-BYOK, 2026 shape)."""
+    prompt_cost = Decimal(prompt_tokens) * pricing.prompt
+    completion_cost = Decimal(completion_tokens) * pricing.completion
+    cost = float(prompt_cost + completion_cost)
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+        "cost": cost,
+        "is_byok": False,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "cost_details": {
+            "upstream_inference_cost": cost,
+            "upstream_inference_prompt_cost": float(prompt_cost),
+            "upstream_inference_completions_cost": float(completion_cost),
+        },
+        "completion_tokens_details": {"reasoning_tokens": 0, "image_tokens": 0},
+    }
+
+
+def delta_choice(
+    content: str, finish_reason: str | None = None, native_finish_reason: str | None = None
+) -> dict[str, Any]:
+    """A streaming choice; every delta repeats ``role`` as OpenRouter's chunks do."""
+    return {
+        "index": 0,
+        "delta": {"role": "assistant", "content": content},
+        "finish_reason": finish_reason,
+        "native_finish_reason": native_finish_reason,
+        "logprobs": None,
+    }
+
+
+def chunk(
+    meta: ResponseMeta,
+    choices: list[dict[str, Any]],
+    *,
+    usage: dict[str, Any] | None = None,
+    error: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ``chat.completion.chunk`` object."""
+    obj: dict[str, Any] = {"id": meta.id, "provider": meta.provider, "model": meta.model}
+    if error is not None:
+        obj["error"] = error
+    obj.update({"object": "chat.completion.chunk", "created": meta.created, "choices": choices})
+    if usage is not None:
+        obj["usage"] = usage
+    return obj
+
+
+def completion(
+    meta: ResponseMeta,
+    content: str,
+    finish_reason: str,
+    native_finish_reason: str | None,
+    usage: dict[str, Any],
+    *,
+    error: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A non-streaming ``chat.completion``; ``error`` goes into the choice (HTTP 200 case)."""
+    choice: dict[str, Any] = {
+        "logprobs": None,
+        "finish_reason": finish_reason,
+        "native_finish_reason": native_finish_reason,
+        "index": 0,
+        "message": {"role": "assistant", "content": content, "refusal": None, "reasoning": None},
+    }
+    if error is not None:
+        choice["error"] = error
+    return {
+        "id": meta.id,
+        "provider": meta.provider,
+        "model": meta.model,
+        "object": "chat.completion",
+        "created": meta.created,
+        "choices": [choice],
+        "system_fingerprint": None,
+        "usage": usage,
+    }

@@ -1,0 +1,107 @@
+"""The endpoint listing: ``GET /models/{author}/{slug}/endpoints`` into ``EndpointInfo``.
+
+Both shapes seen in the wild are read: the 2025 one (no ``model_id``, ``uptime_*``,
+``latency_*``; before late May 2025 no ``tag`` either) and the newer one with latency
+and throughput percentile objects (``tests/fixtures/captures/INDEX.md``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from openrouter.errors import DiscoveryError
+from openrouter.jsonbody import InvalidBodyError, decode_object
+from openrouter.values import decimal_or_none, excerpt, int_or_none, str_or_none
+
+
+@dataclass(frozen=True)
+class EndpointInfo:
+    """One provider's deployment of a model, from ``/models/{author}/{slug}/endpoints``.
+
+    ``tag`` is the routing address (``slug`` or ``slug/variant``) to put in
+    ``provider.only``; responses before late May 2025 had no ``tag``, and then ``tag`` is
+    the slug derived from the display name. ``provider_slug`` is the part of ``tag``
+    before ``/``. ``provider_name`` is the display name, with OpenRouter's casing
+    ("xAI", "SambaNova"). ``pricing_prompt`` and ``pricing_completion`` are USD per token
+    (None when absent or not a number). ``context_length`` and ``max_completion_tokens``
+    are tokens. ``status`` is OpenRouter's int code (0 normal; -2 seen with degraded
+    uptime; others undocumented). ``raw`` is the endpoint object as sent.
+    """
+
+    tag: str
+    provider_name: str
+    provider_slug: str
+    quantization: str | None
+    context_length: int | None
+    supported_parameters: tuple[str, ...]
+    pricing_prompt: Decimal | None
+    pricing_completion: Decimal | None
+    max_completion_tokens: int | None
+    status: int | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+def slugify_provider(name: str) -> str:
+    """Derive a routing slug from a provider display name.
+
+    ``"Google AI Studio"`` → ``"google-ai-studio"``, ``"xAI"`` → ``"xai"``. Only used for
+    endpoint lists older than the ``tag`` field; it cannot know that ``"Google"`` is
+    routed as ``google-vertex``.
+    """
+    return re.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-")
+
+
+def same_provider(a: str | None, b: str | None) -> bool:
+    """Compare two provider display names case-insensitively ("SambaNova" == "sambanova")."""
+    if a is None or b is None:
+        return False
+    return a.strip().casefold() == b.strip().casefold()
+
+
+def parse_endpoints_body(raw: bytes) -> list[EndpointInfo]:
+    """Parse an endpoints body into ``EndpointInfo`` rows (``"endpoints": []`` gives []).
+
+    Numeric fields that are missing or not numbers become None. Raises
+    ``DiscoveryError`` when the body is not JSON, ``data.endpoints`` is not a list, or an
+    entry has neither ``tag`` nor ``provider_name`` (it could not be pinned).
+    """
+    try:
+        obj = decode_object(raw, "endpoints body", invalid_utf8="replace")
+    except InvalidBodyError as exc:
+        raise DiscoveryError(str(exc), body_excerpt=excerpt(raw[:2000].decode(errors="replace"))) from exc
+    data = obj.get("data")
+    endpoints = data.get("endpoints") if isinstance(data, dict) else None
+    if not isinstance(endpoints, list):
+        raise DiscoveryError("endpoints body: data.endpoints is missing or not a list")
+    result: list[EndpointInfo] = []
+    for index, entry in enumerate(endpoints):
+        if not isinstance(entry, dict):
+            raise DiscoveryError(f"endpoints body: endpoint #{index} is not an object")
+        name = str_or_none(entry.get("provider_name"))
+        tag = str_or_none(entry.get("tag"))
+        if not name and not tag:
+            raise DiscoveryError(f"endpoints body: endpoint #{index} has no tag and no provider_name")
+        slug = tag.split("/", 1)[0] if tag else slugify_provider(name or "")
+        pricing = entry.get("pricing")
+        if not isinstance(pricing, dict):
+            pricing = {}
+        params = entry.get("supported_parameters")
+        result.append(
+            EndpointInfo(
+                tag=tag or slug,
+                provider_name=name or slug,
+                provider_slug=slug,
+                quantization=str_or_none(entry.get("quantization")),
+                context_length=int_or_none(entry.get("context_length")),
+                supported_parameters=tuple(p for p in params if isinstance(p, str)) if isinstance(params, list) else (),
+                pricing_prompt=decimal_or_none(pricing.get("prompt")),
+                pricing_completion=decimal_or_none(pricing.get("completion")),
+                max_completion_tokens=int_or_none(entry.get("max_completion_tokens")),
+                status=int_or_none(entry.get("status")),
+                raw=entry,
+            )
+        )
+    return result
