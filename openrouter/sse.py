@@ -10,7 +10,9 @@ still dispatched (``SSEFrames.end``); whether it parses is then the JSON decoder
 
 A partial line waits in a list of chunks and is joined once, when its newline arrives:
 re-joining it on every chunk made a single 200 MB line cost seconds of CPU. A line
-longer than ``max_line_bytes`` raises ``TooLargeError`` as soon as it is seen.
+longer than ``max_line_bytes`` raises ``TooLargeError`` as soon as it is seen, after the
+events completed before it were handed out (they are evidence: the first token, the
+provider).
 """
 
 from __future__ import annotations
@@ -36,19 +38,23 @@ class SSEFrames:
     """Feed body bytes as they arrive, split anywhere; get the ``data`` (bytes) of each
     event completed by them. Call ``end()`` when the body ends.
 
-    ``feed`` and ``end`` raise ``TooLargeError`` for a line over ``max_line_bytes``.
+    ``feed`` and ``end`` raise ``TooLargeError`` for a line over ``max_line_bytes``: at
+    once when no event came before it in the same chunk, else at the next call.
     """
 
-    __slots__ = ("_partial", "_partial_size", "_data", "max_line_bytes")
+    __slots__ = ("_partial", "_partial_size", "_data", "_overflow", "max_line_bytes")
 
     def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
         self._partial: list[bytes] = []
         self._partial_size = 0
         self._data: list[bytes] = []
+        self._overflow: TooLargeError | None = None
         self.max_line_bytes = max_line_bytes
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The data of every event a blank line in ``chunk`` completed, in order."""
+        if self._overflow is not None:
+            raise self._overflow
         newline = chunk.find(b"\n")
         if newline < 0:
             self._hold(chunk)
@@ -70,7 +76,7 @@ class SSEFrames:
         # (a chat answer is two or three lines per token).
         for line in lines:
             if len(line) > cap:
-                raise TooLargeError("line", cap)
+                return self._overflowed(frames)
             if line[-1:] == b"\r":
                 line = line[:-1]
             if not line:
@@ -83,12 +89,16 @@ class SSEFrames:
                 value = line[5:]
                 data.append(value[1:] if value[:1] == b" " else value)
         if tail:
+            if self._partial_size + len(tail) > cap:
+                return self._overflowed(frames)
             self._hold(tail)
         return frames
 
     def end(self) -> list[bytes]:
         """The body ended: the data of a last event left without its closing blank line
         (its last line with or without a newline), or []."""
+        if self._overflow is not None:
+            raise self._overflow
         frames: list[bytes] = []
         if self._partial:
             line = b"".join(self._partial)
@@ -98,15 +108,25 @@ class SSEFrames:
         self._line(b"", frames)
         return frames
 
+    def _overflowed(self, frames: list[bytes]) -> list[bytes]:
+        """A line is over the cap: hand out the events before it, refuse everything after."""
+        self._overflow = TooLargeError("line", self.max_line_bytes)
+        self._partial.clear()
+        self._data.clear()
+        if not frames:
+            raise self._overflow
+        return frames
+
     def _hold(self, part: bytes) -> None:
         self._partial_size += len(part)
         if self._partial_size > self.max_line_bytes:
-            raise TooLargeError("line", self.max_line_bytes)
+            self._overflowed([])
         self._partial.append(part)
 
     def _line(self, line: bytes, frames: list[bytes]) -> None:
         if len(line) > self.max_line_bytes:
-            raise TooLargeError("line", self.max_line_bytes)
+            self._overflowed(frames)
+            return
         if line[-1:] == b"\r":
             line = line[:-1]
         if not line:

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import socket
-import socketserver
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -38,6 +37,7 @@ from openrouter.errors import (
 from openrouter.jsonbody import InvalidBodyError
 from openrouter.result import Call
 from openrouter.sse import parse_sse_events
+from tests.openrouter.scripted import COMMENT, SSE_HEAD, ScriptedServer, chunk, frame
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -85,101 +85,6 @@ def serve_sse(httpserver: HTTPServer, body: bytes, headers: dict[str, str] | Non
     serve_chat(httpserver, body, content_type="text/event-stream", headers=headers)
 
 
-# --------------------------------------------------------------------------- scripted server
-
-
-class ScriptedServer:
-    """Threaded TCP server: reads one HTTP request, then runs ``script(sock)``.
-
-    The script writes raw bytes (status line, headers, body) with whatever
-    timing it wants; the socket is closed when it returns. Write errors (the
-    client hung up) end the script quietly.
-    """
-
-    def __init__(self) -> None:
-        self.script: Callable[[socket.socket], None] = lambda sock: None
-        self.requests: list[bytes] = []
-        outer = self
-
-        class Handler(socketserver.BaseRequestHandler):
-            def handle(self) -> None:
-                sock: socket.socket = self.request
-                try:
-                    outer.requests.append(_read_request(sock))
-                    outer.script(sock)
-                except OSError:
-                    pass
-
-        class Server(socketserver.ThreadingTCPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-
-        self._server = Server(("127.0.0.1", 0), Handler)
-        self.port = self._server.server_address[1]
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/api/v1"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-
-def _read_request(sock: socket.socket) -> bytes:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        if not chunk:
-            return data
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = 0
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value.strip())
-    while len(body) < length:
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        body += chunk
-    return body
-
-
-SSE_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
-COMMENT = b": OPENROUTER PROCESSING\n\n"
-
-
-def frame(obj: dict[str, Any]) -> bytes:
-    return b"data: " + json.dumps(obj).encode() + b"\n\n"
-
-
-def chunk(
-    content: str | None = None,
-    *,
-    finish: str | None = None,
-    role: bool = False,
-    provider: str = "OpenAI",
-    **extra: Any,
-) -> dict[str, Any]:
-    delta: dict[str, Any] = {"content": content if content is not None else ""}
-    if role:
-        delta["role"] = "assistant"
-    return {
-        "id": "gen-1-test",
-        "provider": provider,
-        "model": "openai/gpt-4o",
-        "object": "chat.completion.chunk",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        **extra,
-    }
-
-
 USAGE = {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7, "cost": 0.00001}
 DONE = b"data: [DONE]\n\n"
 
@@ -197,19 +102,6 @@ def json_response(body: bytes, status: str = "200 OK", extra: str = "") -> bytes
         f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\n{extra}Connection: close\r\n\r\n"
     ).encode() + body
-
-
-@pytest.fixture
-def scripted() -> Iterator[ScriptedServer]:
-    server = ScriptedServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def sclient(scripted: ScriptedServer) -> Iterator[OpenRouterClient]:
-    with OpenRouterClient(base_url=scripted.base_url, api_key="") as c:
-        yield c
 
 
 # --------------------------------------------------------------------------- non-streaming captures
