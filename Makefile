@@ -33,11 +33,12 @@ test: venv services
 
 lint: venv
 	$(PY) -m ruff check .
-	$(PY) -m mypy canary routing reverie_ops
+	$(PY) -m mypy canary routing reverie_ops openrouter fake_openrouter core
 
 bench: venv services
 	$(PY) bench/round.py
 	$(PY) bench/judge_speed.py
+	$(PY) bench/sse_parse.py
 	$(PY) bench/verdicts.py
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) bench/round_scale.py
 	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) bench/ignore_api.py
