@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from pytest_httpserver import HTTPServer
 
 from openrouter.client import OpenRouterClient
 from tests.openrouter.scripted import ScriptedServer
@@ -23,3 +24,7 @@ def sclient(scripted: ScriptedServer) -> Iterator[OpenRouterClient]:
         yield c
 
 
+@pytest.fixture
+def client(httpserver: HTTPServer) -> Iterator[OpenRouterClient]:
+    with OpenRouterClient(base_url=httpserver.url_for("/api/v1"), api_key="sk-or-test") as c:
+        yield c

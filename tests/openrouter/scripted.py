@@ -7,8 +7,15 @@ import json
 import socket
 import socketserver
 import threading
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from pytest_httpserver import HTTPServer
+
+from openrouter.client import OpenRouterClient
+from openrouter.result import Call
 
 
 class ScriptedServer:
@@ -103,3 +110,65 @@ def chunk(
     }
 
 
+CAPTURES = Path(__file__).resolve().parent.parent / "fixtures" / "captures"
+CHAT_PATH = "/api/v1/chat/completions"
+MESSAGES = [{"role": "user", "content": "Say hello."}]
+
+
+def capture(name: str) -> bytes:
+    return (CAPTURES / name).read_bytes()
+
+
+def pinned(client: OpenRouterClient, *, stream: bool, **overrides: Any) -> Call:
+    """One pinned call with test-sized limits; keyword overrides win."""
+    kwargs: dict[str, Any] = {
+        "max_tokens": 64,
+        "stream": stream,
+        "ttft_limit_s": 5.0,
+        "total_timeout_s": 10.0,
+    }
+    kwargs.update(overrides)
+    return client.chat_pinned("openai/gpt-4o", "openai", MESSAGES, **kwargs)
+
+
+def serve_chat(
+    httpserver: HTTPServer,
+    body: bytes,
+    *,
+    status: int = 200,
+    content_type: str = "application/json",
+    headers: dict[str, str] | None = None,
+) -> None:
+    httpserver.expect_request(CHAT_PATH, method="POST").respond_with_data(
+        body, status=status, content_type=content_type, headers=headers
+    )
+
+
+def serve_sse(httpserver: HTTPServer, body: bytes, headers: dict[str, str] | None = None) -> None:
+    serve_chat(httpserver, body, content_type="text/event-stream", headers=headers)
+
+
+USAGE = {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7, "cost": 0.00001}
+DONE = b"data: [DONE]\n\n"
+
+
+def comments_for(sock: socket.socket, seconds: float, every_s: float = 0.2) -> None:
+    """Send a keep-alive comment every ``every_s`` for ``seconds``."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        sock.sendall(COMMENT)
+        time.sleep(every_s)
+
+
+def json_response(body: bytes, status: str = "200 OK", extra: str = "") -> bytes:
+    return (
+        f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n{extra}Connection: close\r\n\r\n"
+    ).encode() + body
+
+
+def closed_port() -> int:
+    """A port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
