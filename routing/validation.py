@@ -46,11 +46,16 @@ class ValidationResult:
 
 def _schema_problems(validator: Any, instance: Any, where: str) -> list[str]:
     problems = []
-    for error in validator.iter_errors(instance):
-        path = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        problems.append(f"{where} {path}: {error.message}")
-        if len(problems) >= _MAX_PROBLEMS:
-            break
+    try:
+        for error in validator.iter_errors(instance):
+            path = "/".join(str(p) for p in error.absolute_path) or "(root)"
+            problems.append(f"{where} {path}: {error.message}")
+            if len(problems) >= _MAX_PROBLEMS:
+                break
+    except RecursionError:
+        # The validator recurses per level: a value nested deeper than it can walk is
+        # refused, never a crash of the request.
+        problems.append(f"{where}: nested too deeply to validate")
     return problems
 
 
@@ -76,6 +81,9 @@ def validate_answer(contract: Contract, answer: Answer) -> ValidationResult:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             problems.append(f"structured output is not JSON ({exc.msg} at char {exc.pos})")
+            value = None
+        except RecursionError:
+            problems.append("structured output is JSON nested too deeply to decode")
             value = None
         else:
             if contract.output_mode == "json_object" and not isinstance(value, dict):
@@ -104,6 +112,9 @@ def _tool_problems(contract: Contract, answer: Answer) -> list[str]:
             arguments = json.loads(call.arguments) if call.arguments.strip() else None
         except json.JSONDecodeError as exc:
             problems.append(f"tool_calls[{i}] {call.name}: arguments are not JSON ({exc.msg})")
+            continue
+        except RecursionError:
+            problems.append(f"tool_calls[{i}] {call.name}: arguments are JSON nested too deeply to decode")
             continue
         if not isinstance(arguments, dict):
             problems.append(f"tool_calls[{i}] {call.name}: arguments must be a JSON object")

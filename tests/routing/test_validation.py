@@ -99,3 +99,14 @@ def test_tool_arguments_are_validated_against_the_tools_schema_and_never_rewritt
 def test_empty_output_fails_the_minimum_length():
     text = contract_from_dict({"name": "chat", "version": 1, "workload": "text", "min_output_chars": 5})
     assert "output is 0 characters" in problems(text, answer("   "))
+
+
+def test_structured_output_nested_too_deeply_is_a_problem_not_a_crash():
+    too_deep = "[" * 100_000 + "]" * 100_000  # beyond what the JSON decoder walks
+    assert "nested too deeply to decode" in problems(INVOICE, answer(too_deep))
+    nested = contract_from_dict({
+        "name": "tree", "version": 1, "workload": "structured", "output_mode": "json_schema",
+        "output_schema": {"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"},
+    })
+    walkable = "[" * 900 + "]" * 900  # decodes, deeper than the schema validator walks
+    assert "nested too deeply to validate" in problems(nested, answer(walkable))
