@@ -14,7 +14,7 @@ Modules, one purpose each:
 - ``process``: run it as a child process (``start_simulator``, ``free_port``) for the
   demo, the tests and the benches.
 
-Wall: nothing here imports Django, ``canary`` (its judges above all) or ``openrouter``
-(the client it fakes); the simulator must not be able to agree with the judges or the
-parsers by construction.
+Wall: nothing here imports Django, ``canary.judges`` or ``openrouter`` (the client it
+fakes); the simulator must not be able to agree with the judges or the parsers by
+construction. It shares only the canary's list of languages (``canary.languages``).
 """
