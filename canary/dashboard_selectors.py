@@ -742,7 +742,7 @@ def generation_lookup(generation_id: str) -> GenerationLookup:
     Never raises for OpenRouter's answers: a 404 and any other failure become ``error``.
     """
     from canary import services
-    from canary.openrouter import GenerationNotFoundError, OpenRouterError
+    from openrouter.errors import GenerationNotFoundError, OpenRouterError
 
     found = GenerationLookup(generation_id=generation_id)
     try:
@@ -783,7 +783,7 @@ def report_correlate(
     "relevant", "failed", "outcomes": [outcome per round]}], "served": [tag],
     "symptom_kinds": [kind]}``. Four queries.
     """
-    from canary.openrouter import same_provider
+    from openrouter.endpoints import same_provider
 
     start, end = at - CORRELATION_WINDOW, at + CORRELATION_WINDOW
     symptom_kinds = SYMPTOMS.get(symptom, ("", ()))[1]

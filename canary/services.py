@@ -60,18 +60,20 @@ def openrouter_client() -> Any:
         settings.CANARY_MAX_RESPONSE_BYTES,
         settings.OPENROUTER_MAX_CONNECTIONS,
         settings.OPENROUTER_POOL_SHARDS,
+        settings.OPENROUTER_MAX_LINE_BYTES,
     )
 
 
 @lru_cache(maxsize=8)
 def _client_for(
-    base_url: str, api_key: str, referer: str, title: str, max_response_bytes: int, max_connections: int, pool_shards: int
+    base_url: str, api_key: str, referer: str, title: str, max_response_bytes: int, max_connections: int, pool_shards: int,
+    max_line_bytes: int,
 ) -> Any:
-    from canary.openrouter import OpenRouterClient
+    from openrouter.client import OpenRouterClient
 
     return OpenRouterClient(
         base_url=base_url, api_key=api_key, referer=referer, title=title, max_response_bytes=max_response_bytes,
-        max_connections=max_connections, pool_shards=pool_shards,
+        max_connections=max_connections, pool_shards=pool_shards, max_line_bytes=max_line_bytes,
     )
 
 

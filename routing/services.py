@@ -532,6 +532,8 @@ def gateway_get() -> Gateway:
                 api_key=settings.OPENROUTER_API_KEY,
                 connect_timeout_s=float(_setting("ROUTING_CONNECT_TIMEOUT_S", 3.0)),
                 max_connections=int(_setting("ROUTING_MAX_CONNECTIONS", 256)),
+                max_reply_bytes=settings.OPENROUTER_MAX_REPLY_BYTES,
+                max_line_bytes=settings.OPENROUTER_MAX_LINE_BYTES,
                 headers={"HTTP-Referer": settings.OPENROUTER_REFERER, "X-OpenRouter-Title": "Reverie Ops gateway"},
             )
             sink = BackgroundEventSink() if _setting("ROUTING_EVENTS_ASYNC", True) else DbEventSink()
