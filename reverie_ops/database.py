@@ -39,10 +39,9 @@ def database_config(env: environ.Env, default: str) -> dict[str, Any]:
             raise environ.ImproperlyConfigured(f"DATABASE_URL is malformed ({exc}); expected {_EXAMPLE}") from None
     engine = config.get("ENGINE")
     if engine not in ENGINES:
-        scheme = env.str("DATABASE_URL", default="").partition(":")[0]
-        raise environ.ImproperlyConfigured(
-            f"DATABASE_URL is not a PostgreSQL or SQLite URL (scheme {scheme!r}); expected {_EXAMPLE}"
-        )
+        url = env.str("DATABASE_URL", default="")
+        scheme = f"scheme {url.partition('://')[0]!r}" if "://" in url else "no scheme://"
+        raise environ.ImproperlyConfigured(f"DATABASE_URL is not a PostgreSQL or SQLite URL ({scheme}); expected {_EXAMPLE}")
     if engine == ENGINES[0] and not config.get("NAME"):
         raise environ.ImproperlyConfigured(f"DATABASE_URL names no database; expected {_EXAMPLE}")
     return config
