@@ -88,6 +88,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A database outage on /api/ and /v1/ is a JSON 503 with Retry-After, not HTML 500.
+    "reverie_ops.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "reverie_ops.urls"
