@@ -45,6 +45,7 @@ bench: venv services
 	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) bench/ignore_api.py
 	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) bench/dashboards.py
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) bench/gateway.py
+	REDIS_URL=$(TEST_REDIS_URL) $(PY) bench/web_workers.py
 
 clean:
 	rm -rf .venv demo.sqlite3 staticfiles

@@ -101,7 +101,7 @@ def web(cluster: Cluster) -> Iterator[tuple[str, str, Cluster]]:
     port = free_port()
     proc = subprocess.Popen(  # noqa: S603 - our own interpreter and app
         [sys.executable, "-m", "gunicorn", "reverie_ops.wsgi", "-b", f"127.0.0.1:{port}", "--worker-class", "gthread",
-         "-w", "1", "--threads", "8", "--timeout", "120"],
+         "-w", "1", "--threads", "8", "--timeout", "120", "--control-socket", str(cluster.dir / "gunicorn.ctl")],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
