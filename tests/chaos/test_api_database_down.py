@@ -143,6 +143,14 @@ def test_database_down_is_a_json_503_with_retry_after_within_2_s_and_recovers(we
                 assert int(response.headers["Retry-After"]) > 0
                 assert response.json()["error"]["code"] == 503
                 assert "database" in response.json()["error"]["message"]
+    # The gateway answers in its own error shape, as a transient failure.
+    start = time.monotonic()
+    gateway = httpx.post(base + "/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]},
+                         headers={"Authorization": "Bearer not-a-token", "X-Routing-Contract": "roleplay-reply@1"}, timeout=30)
+    timings.append(time.monotonic() - start)
+    assert gateway.status_code == 503 and int(gateway.headers["Retry-After"]) > 0, gateway.text[:300]
+    error = gateway.json()["error"]
+    assert (error["type"], error["failure_class"], error["code"]) == ("routing_error", "transient", "database_unavailable")
     assert max(timings) < 2.0, f"503s took {timings}"
     cluster.start()
     back = time.monotonic()
