@@ -22,10 +22,12 @@ venv: .venv/.installed
 services:
 	@bash scripts/services.sh
 
+# The demo runs with DEBUG on: a development secret, plain HTTP (production settings
+# refuse to start without a real DJANGO_SECRET_KEY).
 demo: venv
 	rm -f demo.sqlite3
-	DATABASE_URL=$(DEMO_DATABASE_URL) $(PY) manage.py migrate --noinput -v 0
-	DATABASE_URL=$(DEMO_DATABASE_URL) $(PY) manage.py demo --addr $(DEMO_ADDR)
+	DJANGO_DEBUG=true DATABASE_URL=$(DEMO_DATABASE_URL) $(PY) manage.py migrate --noinput -v 0
+	DJANGO_DEBUG=true DATABASE_URL=$(DEMO_DATABASE_URL) $(PY) manage.py demo --addr $(DEMO_ADDR)
 
 test: venv services
 	@bash scripts/browser.sh
@@ -44,6 +46,7 @@ bench: venv services
 	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) bench/ignore_api.py
 	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) bench/dashboards.py
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) bench/gateway.py
+	REDIS_URL=$(TEST_REDIS_URL) $(PY) bench/web_workers.py
 
 clean:
 	rm -rf .venv demo.sqlite3 staticfiles

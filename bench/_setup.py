@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# Benches run the production settings (DEBUG off) over plain HTTP on loopback: a secret
+# of this run only, no HTTPS redirect. Servers a bench starts inherit both.
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-run-" + secrets.token_urlsafe(48))
+os.environ.setdefault("DJANGO_HTTPS", "false")
 
 
 def django_on(database_url: str | None = None, *, migrate: bool = True) -> None:

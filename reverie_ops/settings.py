@@ -14,7 +14,9 @@ from pathlib import Path
 import django_stubs_ext
 import environ
 
+from reverie_ops.database import database_config
 from reverie_ops.schedule import canary_beat_schedule
+from reverie_ops.secret_key import secret_key_problem
 
 # Lets admin and model classes be subscripted for typing (ModelAdmin[Endpoint]) at run time.
 django_stubs_ext.monkeypatch()
@@ -26,12 +28,44 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
-if not SECRET_KEY:
-    if not DEBUG and env.bool("DJANGO_REQUIRE_SECRET", default=False):
-        raise environ.ImproperlyConfigured("DJANGO_SECRET_KEY must be set in production")
-    # Development and tests only; production sets DJANGO_REQUIRE_SECRET=true.
+if DEBUG and not SECRET_KEY:
+    # The only fallback secret, and only with DEBUG on (the demo, a developer's shell).
     SECRET_KEY = "insecure-development-key-not-for-production"  # noqa: S105
+elif not DEBUG:
+    # Outside DEBUG a weak secret is refused at start-up: the rule of Django's deployment
+    # check (security.W009: at least 50 characters, 5 distinct, no "django-insecure-"
+    # prefix) plus the example's placeholder.
+    _secret_problem = secret_key_problem(SECRET_KEY)
+    if _secret_problem:
+        raise environ.ImproperlyConfigured(
+            f"DJANGO_SECRET_KEY {_secret_problem} (DJANGO_DEBUG is off); generate one with: "
+            "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+        )
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+
+# --- HTTPS behind a TLS-terminating proxy ------------------------------------------
+# Production serves HTTPS through a proxy that sets X-Forwarded-Proto (and strips it from
+# clients, or trusting it would be unsafe). DJANGO_HTTPS sets the defaults of every
+# setting below (on unless DEBUG); DJANGO_HTTPS=false serves plain HTTP (tests, a local
+# run). Each setting can still be set on its own. Django docs, "Deployment checklist".
+HTTPS = env.bool("DJANGO_HTTPS", default=not DEBUG)
+_proxy_header = env.list("DJANGO_SECURE_PROXY_SSL_HEADER", default=["HTTP_X_FORWARDED_PROTO", "https"] if HTTPS else [])
+if _proxy_header and len(_proxy_header) != 2:
+    raise environ.ImproperlyConfigured(
+        f"DJANGO_SECURE_PROXY_SSL_HEADER must be 'HEADER,value' (e.g. HTTP_X_FORWARDED_PROTO,https), not {_proxy_header!r}"
+    )
+SECURE_PROXY_SSL_HEADER = (_proxy_header[0], _proxy_header[1]) if _proxy_header else None
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=HTTPS)
+# Paths (regular expressions, no leading slash) answered over plain HTTP too, e.g. a
+# load balancer's health check: ^api/v1/health$
+SECURE_REDIRECT_EXEMPT = env.list("DJANGO_SECURE_REDIRECT_EXEMPT", default=[])
+SESSION_COOKIE_SECURE = env.bool("DJANGO_SESSION_COOKIE_SECURE", default=HTTPS)
+CSRF_COOKIE_SECURE = env.bool("DJANGO_CSRF_COOKIE_SECURE", default=HTTPS)
+CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+# One year, the value HSTS preload lists ask for; browsers ignore HSTS over plain HTTP.
+SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=31_536_000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS)
+SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=HTTPS)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -55,6 +89,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A database outage on /api/ and /v1/ is a JSON 503 with Retry-After, not HTML 500.
+    "reverie_ops.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "reverie_ops.urls"
@@ -76,7 +112,8 @@ WSGI_APPLICATION = "reverie_ops.wsgi.application"
 
 # SQLite is only the embedded default of the demo; production and tests use PostgreSQL.
 DATABASES = {
-    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'reverie_ops.sqlite3'}"),
+    # A malformed URL or an engine other than PostgreSQL/SQLite is refused here, by name.
+    "default": database_config(env, default=f"sqlite:///{BASE_DIR / 'reverie_ops.sqlite3'}"),
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Probes save results from worker threads; wait for the write lock instead of failing.
@@ -91,6 +128,14 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.b
         "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=16),
         "timeout": env.float("DATABASE_POOL_TIMEOUT_S", default=30.0),
     }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # libpq's connect_timeout (whole seconds, at least 2): a PostgreSQL host that drops
+    # packets fails a connection attempt in this long instead of the kernel's minutes.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT_S", default=5))
+# Retry-After (s) of the 503 the API and the gateway answer while the database is down
+# (reverie_ops.middleware); the web process keeps DATABASE_POOL_TIMEOUT_S short so that
+# answer comes within about a second (docker-compose.yml).
+DATABASE_UNAVAILABLE_RETRY_AFTER_S = env.int("DATABASE_UNAVAILABLE_RETRY_AFTER_S", default=5)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -1,26 +1,43 @@
 """Client for the product backend: fetch a model's ignore list from the ops app.
 
-The ops app being down must never block a chat. The client keeps the last good list and
-serves it when the ops app is unreachable (stale-if-error, RFC 5861's idea); past
-``max_stale_s`` it keeps serving but says so loudly (an ERROR log and ``stale=True``).
-Revalidation uses the ETag (``If-None-Match`` → 304) and honours ``max-age``.
+The ops app being down, slow or wrong must never block or break a chat:
 
-Pure of Django: HTTP client and clock are arguments, so it runs in any backend.
+- The client keeps the last good list and serves it when the ops app is unreachable or
+  answers something that is not an ignore list (stale-if-error, RFC 5861); past
+  ``max_stale_s`` it keeps serving but says so loudly (an ERROR log and ``stale=True``).
+- A list past its ``max-age`` is served at once while ONE background thread revalidates it
+  (stale-while-revalidate, RFC 5861): callers never wait on the ops app once a model has
+  been fetched, and concurrent callers do not pile requests onto it.
+- After a failed fetch the next one waits a backoff (doubling from ``backoff_base_s`` up to
+  ``backoff_cap_s``, jittered between half and all of it so many backends do not return in
+  step), so a hung ops app costs one request per backoff, not one per chat.
+- A 200 body is checked for shape and size (a JSON object with an ``ignore`` list of at most
+  ``max_entries`` short strings, at most ``max_body_bytes``); anything else is a failed fetch.
+- The cache holds at most ``max_models`` models, least recently used evicted first.
+
+Revalidation uses the ETag (``If-None-Match`` -> 304) and honours ``max-age``.
+Pure of Django: HTTP client, clock and random source are arguments, so it runs in any backend.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import random
 import re
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 
 log = logging.getLogger(__name__)
 _MAX_AGE = re.compile(r"max-age=(\d+)")
+# Longest entry accepted: endpoint tags are `slug/variant`, far below this.
+_MAX_ENTRY_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -40,7 +57,7 @@ class IgnoreList:
 
 
 @dataclass
-class _Entry:
+class _Good:
     ignore: tuple[str, ...]
     sources: dict[str, list[str]]
     etag: str | None
@@ -48,13 +65,31 @@ class _Entry:
     fresh_until: float
 
 
+@dataclass
+class _State:
+    """One model's cache line: the last good answer, the last failure and its backoff."""
+
+    good: _Good | None = None
+    error: str | None = None
+    failures: int = 0
+    retry_at: float = 0.0
+    in_flight: bool = False
+
+
+class BadAnswer(ValueError):
+    """The ops app answered, but not with an ignore list (wrong status, shape or size)."""
+
+
 class IgnoreListClient:
-    """Fetch and cache ignore lists per model; never raises on transport failures.
+    """Fetch and cache ignore lists per model; never raises on transport or body failures.
 
     ``base_url``: the ops app root (``https://ops.example``); ``token``: a service token;
-    ``timeout_s``: per request (keep it short: a chat waits on it); ``max_stale_s``: age
-    of the last good list after which serving it is logged as an ERROR; ``clock``:
-    monotonic seconds (injectable for tests); ``http``: an ``httpx.Client`` to reuse.
+    ``timeout_s``: the whole of one fetch (connect, headers and body); ``max_stale_s``: age
+    of the last good list after which serving it is logged as an ERROR; ``max_models``:
+    models kept in the cache (LRU); ``max_entries``/``max_body_bytes``: the largest answer
+    accepted; ``backoff_base_s``/``backoff_cap_s``: waits after failed fetches; ``clock``:
+    monotonic seconds (injectable for tests); ``http``: an ``httpx.Client`` to reuse;
+    ``rng``: the backoff's jitter source.
     """
 
     def __init__(
@@ -64,61 +99,167 @@ class IgnoreListClient:
         *,
         timeout_s: float = 1.0,
         max_stale_s: float = 3600.0,
+        max_models: int = 1024,
+        max_entries: int = 10_000,
+        max_body_bytes: int = 1_000_000,
+        backoff_base_s: float = 1.0,
+        backoff_cap_s: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
         http: httpx.Client | None = None,
+        rng: random.Random | None = None,
     ) -> None:
+        if max_models < 1:
+            raise ValueError("max_models must be at least 1")
         self._url = base_url.rstrip("/") + "/api/v1/routing/ignore"
         self._headers = {"Authorization": f"Bearer {token}"}
         self._timeout = timeout_s
         self._max_stale = max_stale_s
+        self._max_models = max_models
+        self._max_entries = max_entries
+        self._max_body = max_body_bytes
+        self._backoff = (backoff_base_s, backoff_cap_s)
         self._clock = clock
         self._http = http or httpx.Client(timeout=timeout_s)
-        self._cache: dict[str, _Entry] = {}
+        self._rng = rng or random.Random()  # noqa: S311 - jitter, not security
+        self._models: OrderedDict[str, _State] = OrderedDict()
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+
+    def __len__(self) -> int:
+        """Models in the cache (at most ``max_models``)."""
+        with self._lock:
+            return len(self._models)
 
     def get(self, model_id: str) -> IgnoreList:
-        """The ignore list of ``model_id``: fresh from cache, revalidated, or stale."""
+        """The ignore list of ``model_id``: fresh from cache, or the cached one at once while
+        one background thread revalidates it. Only a model never fetched before waits for a
+        fetch (at most ``timeout_s``), and only the first of its concurrent callers does."""
         now = self._clock()
         with self._lock:
-            entry = self._cache.get(model_id)
-        if entry is not None and now < entry.fresh_until:
-            return IgnoreList(entry.ignore, entry.fetched_at, sources=entry.sources)
-        headers = dict(self._headers)
-        if entry is not None and entry.etag:
-            headers["If-None-Match"] = entry.etag
-        try:
-            response = self._http.get(self._url, params={"model": model_id}, headers=headers, timeout=self._timeout)
-            if response.status_code == 304 and entry is not None:
-                entry = _Entry(entry.ignore, entry.sources, entry.etag, now, now + _max_age(response))
-            elif response.status_code == 200:
-                body = response.json()
-                ignore = body["ignore"]
-                if not isinstance(ignore, list) or not all(isinstance(t, str) for t in ignore):
-                    raise ValueError("'ignore' is not a list of strings")
-                entry = _Entry(tuple(ignore), body.get("sources") or {}, response.headers.get("ETag"), now, now + _max_age(response))
-            else:
-                raise RuntimeError(f"HTTP {response.status_code}: {response.text[:200]}")
-        except (httpx.HTTPError, ValueError, KeyError, RuntimeError) as exc:
-            return self._stale(model_id, entry, now, f"{type(exc).__name__}: {exc}")
+            state = self._state(model_id)
+            good = state.good
+            if good is not None and now < good.fresh_until:
+                return IgnoreList(good.ignore, good.fetched_at, sources=good.sources)
+            if state.in_flight or now < state.retry_at:
+                return self._cached(model_id, state, now)
+            state.in_flight = True
+        if good is None:
+            self._refresh(model_id)
+            with self._lock:
+                return self._cached(model_id, self._state(model_id), self._clock())
+        threading.Thread(target=self._refresh, args=(model_id,), name="ignore-list-refresh", daemon=True).start()
         with self._lock:
-            self._cache[model_id] = entry
-        return IgnoreList(entry.ignore, entry.fetched_at, sources=entry.sources)
+            return self._cached(model_id, state, now)
 
-    def _stale(self, model_id: str, entry: _Entry | None, now: float, error: str) -> IgnoreList:
-        if entry is None:
-            log.error("ignore list of %s unavailable and never fetched (%s): routing without it", model_id, error)
-            return IgnoreList((), 0.0, stale=True, error=error)
-        age = now - entry.fetched_at
-        too_old = age > self._max_stale
-        if too_old:
-            log.error("serving the ignore list of %s from %.0f s ago, past the %.0f s limit (%s)", model_id, age, self._max_stale, error)
-        else:
-            log.warning("ops app unreachable (%s): serving the last good ignore list of %s (%.0f s old)", error, model_id, age)
-        return IgnoreList(entry.ignore, entry.fetched_at, stale=too_old, error=error, sources=entry.sources)
+    def refresh_join(self, timeout_s: float) -> bool:
+        """Wait until no refresh is in flight (tests, shutdown); False on timeout."""
+        with self._idle:
+            return self._idle.wait_for(lambda: not any(s.in_flight for s in self._models.values()), timeout_s)
 
     def provider_ignore(self, model_id: str) -> dict[str, list[str]]:
         """The ``provider`` fragment to merge into an OpenRouter chat request body."""
         return {"ignore": list(self.get(model_id).ignore)}
+
+    # -- internals --------------------------------------------------------------------
+
+    def _state(self, model_id: str) -> _State:
+        """The cache line of ``model_id`` (created, marked most recent); lock held."""
+        state = self._models.get(model_id)
+        if state is None:
+            state = self._models[model_id] = _State()
+            # Evict the least recently used line, but never one whose refresh is running
+            # (its thread writes back into that line).
+            for old_id in list(self._models):
+                if len(self._models) <= self._max_models:
+                    break
+                if not self._models[old_id].in_flight and old_id != model_id:
+                    del self._models[old_id]
+        else:
+            self._models.move_to_end(model_id)
+        return state
+
+    def _refresh(self, model_id: str) -> None:
+        with self._lock:
+            state = self._models.get(model_id) or _State()
+            good = state.good
+        try:
+            fetched = self._fetch(model_id, good)
+            error = None
+        except (httpx.HTTPError, BadAnswer) as exc:
+            fetched, error = None, f"{type(exc).__name__}: {exc}"
+        now = self._clock()
+        with self._idle:
+            state.in_flight = False
+            if fetched is not None:
+                state.good, state.error, state.failures, state.retry_at = fetched, None, 0, 0.0
+            else:
+                ceiling = min(self._backoff[1], self._backoff[0] * 2.0 ** min(state.failures, 30))
+                state.error, state.failures = error, state.failures + 1
+                state.retry_at = now + self._rng.uniform(ceiling / 2, ceiling)
+                self._log_failure(model_id, state, now)
+            self._idle.notify_all()
+
+    def _fetch(self, model_id: str, good: _Good | None) -> _Good:
+        """One GET of the ignore list; raises httpx.HTTPError or BadAnswer."""
+        headers = dict(self._headers)
+        if good is not None and good.etag:
+            headers["If-None-Match"] = good.etag
+        deadline = time.monotonic() + self._timeout
+        with self._http.stream("GET", self._url, params={"model": model_id}, headers=headers, timeout=self._timeout) as response:
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > self._max_body:
+                    raise BadAnswer(f"body larger than {self._max_body} bytes")
+                # A server trickling bytes resets the read timeout on every chunk.
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout(f"answer took longer than {self._timeout} s")
+        now = self._clock()
+        fresh_until = now + _max_age(response)
+        if response.status_code == 304 and good is not None:
+            return _Good(good.ignore, good.sources, good.etag, now, fresh_until)
+        if response.status_code != 200:
+            raise BadAnswer(f"HTTP {response.status_code}: {bytes(body[:200]).decode(errors='replace')}")
+        ignore, sources = self._parse(bytes(body))
+        return _Good(ignore, sources, response.headers.get("ETag"), now, fresh_until)
+
+    def _parse(self, raw: bytes) -> tuple[tuple[str, ...], dict[str, list[str]]]:
+        """``(ignore, sources)`` of a 200 body; raises BadAnswer naming what is wrong."""
+        try:
+            body: Any = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise BadAnswer(f"body is not JSON ({exc})") from None
+        if not isinstance(body, dict):
+            raise BadAnswer(f"body is a JSON {type(body).__name__}, not an object with 'ignore'")
+        ignore = body.get("ignore")
+        if not isinstance(ignore, list) or not all(isinstance(t, str) and 0 < len(t) <= _MAX_ENTRY_CHARS for t in ignore):
+            raise BadAnswer(f"'ignore' is not a list of strings of 1 to {_MAX_ENTRY_CHARS} characters")
+        if len(ignore) > self._max_entries:
+            raise BadAnswer(f"'ignore' has {len(ignore)} entries, more than the {self._max_entries} accepted")
+        sources = body.get("sources") or {}
+        if not isinstance(sources, dict) or not all(isinstance(v, list) and all(isinstance(t, str) for t in v) for v in sources.values()):
+            raise BadAnswer("'sources' is not an object of lists of strings")
+        return tuple(ignore), sources
+
+    def _cached(self, model_id: str, state: _State, now: float) -> IgnoreList:
+        """What to serve without fetching: the last good list (marked stale when too old),
+        or an empty stale list if there never was one; lock held."""
+        good = state.good
+        if good is None:
+            return IgnoreList((), 0.0, stale=True, error=state.error or "never fetched (a fetch is in flight)")
+        too_old = now - good.fetched_at > self._max_stale
+        return IgnoreList(good.ignore, good.fetched_at, stale=too_old, error=state.error, sources=good.sources)
+
+    def _log_failure(self, model_id: str, state: _State, now: float) -> None:
+        good = state.good
+        if good is None:
+            log.error("ignore list of %s unavailable and never fetched (%s): routing without it", model_id, state.error)
+            return
+        age = now - good.fetched_at
+        if age > self._max_stale:
+            log.error("serving the ignore list of %s from %.0f s ago, past the %.0f s limit (%s)", model_id, age, self._max_stale, state.error)
+        else:
+            log.warning("ops app unreachable (%s): serving the last good ignore list of %s (%.0f s old)", state.error, model_id, age)
 
 
 def _max_age(response: httpx.Response) -> float:

@@ -55,6 +55,8 @@ def test_revalidates_with_the_etag_after_max_age(httpserver: HTTPServer):
     client.get(MODEL)
     clock.t += 31
     result = client.get(MODEL)
+    # The cached list is served at once; one background thread revalidates it.
+    assert client.refresh_join(5)
     assert len(seen) == 2 and seen[1]["If-None-Match"] == '"v1"'
     assert result.ignore == ("borealis/fp8", "dynamo") and not result.stale
 
@@ -69,12 +71,15 @@ def test_serves_the_last_good_list_when_the_ops_app_is_down_and_says_so_when_too
     client.get(MODEL)
     httpserver.stop()
     clock.t += 60
+    client.get(MODEL)
+    assert client.refresh_join(5)
     during = client.get(MODEL)
     assert during.ignore == ("borealis/fp8", "dynamo")
     assert during.error and not during.stale
     clock.t += 600
     with caplog.at_level(logging.ERROR, logger="routing.client"):
         late = client.get(MODEL)
+        assert client.refresh_join(5)
     assert late.ignore == ("borealis/fp8", "dynamo") and late.stale
     assert any("past the" in r.getMessage() for r in caplog.records)
 

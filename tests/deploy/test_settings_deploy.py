@@ -1,0 +1,53 @@
+"""Production settings from the compose environment: Django's deployment check is clean,
+and a weak secret is refused at start-up with a message saying what is wrong."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from reverie_ops.secret_key import secret_key_problem
+from tests.deploy.compose import ROOT, process_environment
+
+
+def _manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_check_deploy_with_the_compose_environment_has_no_warnings():
+    done = _manage(process_environment("web"), "check", "--deploy", "--fail-level", "WARNING")
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "System check identified no issues" in done.stdout
+    assert "WARNINGS" not in done.stderr + done.stdout
+
+
+def test_the_compose_environment_serves_https_behind_the_proxy_header():
+    env = process_environment("web")
+    code = "from django.conf import settings as s; print(s.SECURE_PROXY_SSL_HEADER, s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SECURE_HSTS_SECONDS)"
+    done = _manage(env, "shell", "-v", "0", "-c", code)
+    assert done.stdout.split() == ["('HTTP_X_FORWARDED_PROTO',", "'https')", "True", "True", "True", "31536000"], done.stderr
+
+
+@pytest.mark.parametrize(
+    ("secret", "says"),
+    [("change-me", "placeholder 'change-me'"), ("x" * 20 + "abcde", "25 characters long; at least 50"), ("", "is not set")],
+)
+def test_a_weak_secret_is_refused_when_debug_is_off(secret: str, says: str):
+    done = _manage(process_environment("web", DJANGO_SECRET_KEY=secret), "check")
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: DJANGO_SECRET_KEY") and says in lines[0]
+
+
+def test_debug_runs_without_a_secret():
+    done = _manage(process_environment("web", DJANGO_SECRET_KEY="", DJANGO_DEBUG="true"), "check")
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_secret_rule_follows_djangos_deployment_check():
+    assert secret_key_problem("django-insecure-" + "k" * 50) == "is a development key (django-insecure- prefix)"
+    assert secret_key_problem("ab" * 30) == "has fewer than 5 distinct characters"
+    assert secret_key_problem("abcdefghij" * 5) is None
