@@ -28,7 +28,7 @@ django_on(DB_URL)
 import httpx  # noqa: E402
 
 from canary.management.commands.demo import free_port, start_simulator  # noqa: E402
-from canary.tokens import service_token_issue  # noqa: E402
+from core.tokens import service_token_issue  # noqa: E402
 from routing.models import Route  # noqa: E402
 from routing.services import contract_version_create  # noqa: E402
 

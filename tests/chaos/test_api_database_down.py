@@ -20,7 +20,7 @@ import pytest
 from django.conf import settings
 
 from canary.management.commands.demo import free_port
-from canary.tokens import VERIFY_CACHE_S
+from core.tokens import VERIFY_CACHE_S
 from tests.deploy.compose import ROOT, service_environment
 
 MODEL = "meta-llama/llama-3.3-70b-instruct"
