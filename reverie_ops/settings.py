@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "canary",
     "routing",
+    "observability",
 ]
 
 MIDDLEWARE = [

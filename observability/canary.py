@@ -1,0 +1,169 @@
+"""Canary metrics (read from the canary's rows at scrape time) and round traces.
+
+``CanaryCollector`` answers each scrape with bounded aggregates: the label sets are the
+watched models, their endpoints (the ``Endpoint`` table) and the probe kinds, and every
+query reads either one round per model (the latest finished one) or small tables
+(decisions, policy states, notifications). It lives in the web process's registry only,
+so several processes never report the same rows twice.
+
+``round_finished(round_id)`` is called once when a round is finalised; it emits the
+round's trace when tracing is on (``observability.tracing``) and does nothing otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+
+from django.db.models import Count, Max, Min, Sum
+from django.utils import timezone
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from canary.models import Decision, EndpointPolicyState, Notification, ProbeResult, Round
+from observability import tracing
+
+log = logging.getLogger(__name__)
+
+_FINISHED = (Round.Status.COMPLETED, Round.Status.FAILED, Round.Status.SKIPPED)
+_DECISIONS = (Decision.Actions.SUSPENDED, Decision.Actions.WOULD_SUSPEND, Decision.Actions.FLOOR_BLOCKED,
+              Decision.Actions.WEAK_PROBE)
+
+
+def _latest_rounds() -> list[Round]:
+    """The latest finished round of each model (one query over the model/started index)."""
+    ids = (Round.objects.filter(status__in=_FINISHED).values("model_id").annotate(last=Max("id")).values_list("last", flat=True))
+    return list(Round.objects.filter(id__in=list(ids)))
+
+
+class CanaryCollector(Collector):
+    """Scrape-time canary metrics (see the module docstring). ``now`` is injectable."""
+
+    def __init__(self, now: Callable[[], datetime] = timezone.now) -> None:
+        self._now = now
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            yield from self._collect()
+        except Exception as exc:  # noqa: BLE001 - a scrape must answer without the database
+            log.error("canary metrics unavailable: %s", exc)
+            up = GaugeMetricFamily("reverie_canary_metrics_up", "1 when the canary's rows could be read")
+            up.add_metric([], 0)
+            yield up
+
+    def _collect(self) -> Iterator[Metric]:
+        now = self._now()
+        rounds = CounterMetricFamily("reverie_canary_rounds", "Finished canary rounds by model and status",
+                                     labels=["model", "status"])
+        for row in Round.objects.filter(status__in=_FINISHED).values("model_id", "status").annotate(n=Count("id")):
+            rounds.add_metric([row["model_id"], row["status"]], row["n"])
+        yield rounds
+        running = GaugeMetricFamily("reverie_canary_rounds_running", "Canary rounds running now", labels=["model"])
+        for row in Round.objects.filter(status__in=[Round.Status.RUNNING, Round.Status.FINALIZING]).values("model_id").annotate(n=Count("id")):
+            running.add_metric([row["model_id"]], row["n"])
+        yield running
+        cost = CounterMetricFamily("reverie_canary_round_cost_usd", "Cost of the canary's probes in USD", labels=["model"])
+        for row in Round.objects.values("model_id").annotate(c=Sum("cost_usd")):
+            cost.add_metric([row["model_id"]], float(row["c"] or 0))
+        yield cost
+
+        latest = _latest_rounds()
+        duration = GaugeMetricFamily("reverie_canary_last_round_duration_seconds",
+                                     "Duration of the latest finished round", labels=["model"])
+        last_cost = GaugeMetricFamily("reverie_canary_last_round_cost_usd", "Cost of the latest finished round (USD)",
+                                      labels=["model"])
+        last_at = GaugeMetricFamily("reverie_canary_last_round_timestamp_seconds",
+                                    "When the latest finished round ended (epoch s)", labels=["model", "status"])
+        weak = GaugeMetricFamily("reverie_canary_weak_probes", "Probe kinds judged weak in the latest round (1 each)",
+                                 labels=["model", "check"])
+        for rnd in latest:
+            end = rnd.finished_at or rnd.started_at
+            duration.add_metric([rnd.model_id], max(0.0, (end - rnd.started_at).total_seconds()))
+            last_cost.add_metric([rnd.model_id], float(rnd.cost_usd))
+            last_at.add_metric([rnd.model_id, rnd.status], end.timestamp())
+            for kind in sorted(rnd.weak_probes or {}):
+                weak.add_metric([rnd.model_id, kind], 1)
+        yield duration
+        yield last_cost
+        yield last_at
+        yield weak
+
+        verdicts = GaugeMetricFamily(
+            "reverie_canary_probe_verdicts",
+            "Probe verdicts in the latest finished round by endpoint, check (probe kind) and verdict",
+            labels=["model", "endpoint", "check", "verdict"],
+        )
+        models = {r.pk: r.model_id for r in latest}
+        rows = (ProbeResult.objects.filter(round_id__in=list(models)).values("round_id", "endpoint__tag", "kind", "verdict")
+                .annotate(n=Count("id")).order_by())
+        for row in rows:
+            verdicts.add_metric([models[row["round_id"]], row["endpoint__tag"], row["kind"], row["verdict"]], row["n"])
+        yield verdicts
+
+        suspended = GaugeMetricFamily("reverie_canary_suspensions_active",
+                                      "Endpoints suspended now (enforced suspensions)", labels=["model"])
+        for row in (EndpointPolicyState.objects.filter(suspended_until__gt=now, enforced=True)
+                    .values("endpoint__model_id").annotate(n=Count("id")).order_by()):
+            suspended.add_metric([row["endpoint__model_id"]], row["n"])
+        yield suspended
+
+        decisions = CounterMetricFamily("reverie_canary_decisions", "Canary decisions by model and action",
+                                        labels=["model", "action"])
+        for row in Decision.objects.filter(action__in=_DECISIONS).values("model_id", "action").annotate(n=Count("id")).order_by():
+            decisions.add_metric([row["model_id"], row["action"]], row["n"])
+        yield decisions
+
+        notes = CounterMetricFamily("reverie_canary_notifications", "Admin notifications by delivery state",
+                                    labels=["state"])
+        for row in Notification.objects.values("state").annotate(n=Count("id")).order_by():
+            notes.add_metric([row["state"]], row["n"])
+        yield notes
+        failed = GaugeMetricFamily("reverie_canary_notifications_failed", "Notifications whose delivery failed")
+        failed.add_metric([], Notification.objects.filter(state=Notification.States.FAILED).count())
+        yield failed
+        up = GaugeMetricFamily("reverie_canary_metrics_up", "1 when the canary's rows could be read")
+        up.add_metric([], 1)
+        yield up
+
+
+def round_finished(round_id: int) -> None:
+    """Called once when round ``round_id`` is finalised: emits its trace (a span for the
+    round, a child per endpoint's probes) when tracing is on. Never raises."""
+    if not tracing.enabled():
+        return
+    try:
+        _round_trace(round_id)
+    except Exception:  # noqa: BLE001 - a trace must never fail a round
+        log.exception("trace of round %s not recorded", round_id)
+
+
+def _round_trace(round_id: int) -> None:
+    rnd = Round.objects.get(pk=round_id)
+    per: dict[str, dict[str, int]] = defaultdict(dict)
+    failed: dict[str, set[str]] = defaultdict(set)
+    spans: dict[str, tuple[datetime, datetime, float]] = {}
+    rows = (ProbeResult.objects.filter(round=rnd).values("endpoint__tag", "verdict")
+            .annotate(n=Count("id"), first=Min("created_at"), last=Max("created_at"), cost=Sum("cost_usd"),
+                      longest_ms=Max("total_ms")).order_by())
+    for row in rows:
+        tag = row["endpoint__tag"]
+        per[tag][row["verdict"]] = row["n"]
+        # A probe row is stored when the probe ends: its endpoint's probes began about the
+        # longest probe's duration before the first row.
+        began = max(rnd.started_at, row["first"] - timedelta(milliseconds=row["longest_ms"] or 0))
+        first, last, cost = spans.get(tag, (began, row["last"], 0.0))
+        spans[tag] = (min(first, began), max(last, row["last"]), cost + float(row["cost"] or 0))
+    for tag, kind in ProbeResult.objects.filter(round=rnd, verdict="fail").values_list("endpoint__tag", "kind").distinct():
+        failed[tag].add(kind)
+    endpoints = [
+        tracing.EndpointProbes(tag=tag, started_at=spans[tag][0].timestamp(),
+                               ended_at=spans[tag][1].timestamp(), verdicts=per[tag], failed_checks=tuple(sorted(failed[tag])),
+                               cost_usd=spans[tag][2])
+        for tag in sorted(per)
+    ]
+    end = rnd.finished_at or timezone.now()
+    tracing.round_spans(round_id=rnd.pk, model_id=rnd.model_id, status=rnd.status, started_at=rnd.started_at.timestamp(),
+                        ended_at=end.timestamp(), cost_usd=float(rnd.cost_usd), weak_probes=(rnd.weak_probes or {}).keys(),
+                        endpoints=endpoints)
