@@ -535,8 +535,8 @@ def gateway_get() -> Gateway:
                 max_connections=int(_setting("ROUTING_MAX_CONNECTIONS", 256)),
                 headers={"HTTP-Referer": settings.OPENROUTER_REFERER, "X-OpenRouter-Title": "Reverie Ops gateway"},
             )
-            sink = BackgroundEventSink() if _setting("ROUTING_EVENTS_ASYNC", True) else DbEventSink()
-            sink = observed(sink, routes=route_profiles)  # metrics and traces from each result
+            events = BackgroundEventSink() if _setting("ROUTING_EVENTS_ASYNC", True) else DbEventSink()
+            sink = observed(events, routes=route_profiles)  # metrics and traces from each result
             _gateway = Gateway(
                 routes=route_profiles,
                 upstream=upstream,
