@@ -18,14 +18,18 @@ from pathlib import Path
 
 import httpx
 import pytest
-from django.conf import settings
 
 from canary.management.commands.demo import free_port
 from canary.tokens import service_token_issue
 from routing.tasks import route_measurements_refresh_task
 from tests.celery import conftest as celery_conftest
 from tests.celery.conftest import broker_clean, start_worker  # noqa: F401 - fixtures
-from tests.observability.conftest import CANARY_MODEL, canary_state_create, contracts_create, routes_create
+from tests.observability.conftest import (
+    CANARY_MODEL,
+    canary_state_create,
+    contracts_create,
+    routes_create,
+)
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
