@@ -8,7 +8,6 @@ of rollup rows plus the raw events of the hour still open, whatever the event co
 
 from __future__ import annotations
 
-from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from routing.models import RequestEvent, Route
@@ -33,8 +32,8 @@ class RequestHour(models.Model):
     cost_usd = models.DecimalField(max_digits=18, decimal_places=8, default=0)
     cost_accepted_usd = models.DecimalField(max_digits=18, decimal_places=8, default=0)
     latency_ms_accepted = models.FloatField(default=0, help_text="sum over accepted requests")
-    latency_buckets = ArrayField(models.PositiveIntegerField(), default=list,
-                                 help_text="accepted requests per latency bucket (LATENCY_EDGES_MS, then above)")
+    latency_buckets = models.JSONField(default=list,
+                                       help_text="accepted requests per latency bucket (LATENCY_EDGES_MS, then above)")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["hour", "contract", "final_route"], name="request_hour_unique")]

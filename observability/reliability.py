@@ -26,6 +26,7 @@ hour still open is read from the events (the ``started_at`` index).
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -52,19 +53,20 @@ MASKING_MIN_RISE = 0.02
 MASKING_MIN_ANSWERS = 20
 NOTIFY_KIND = "reliability_masking"
 
-_BUCKET_SQL = ", ".join(f"COUNT(*) FILTER (WHERE r.outcome = 'accepted' AND r.latency_ms <= {edge})" for edge in LATENCY_EDGES_MS)
+_BUCKET_SQL = ", ".join(f"COUNT(*) FILTER (WHERE r.outcome = 'accepted' AND r.latency_ms > {low} AND r.latency_ms <= {edge})"
+                        for low, edge in zip((-1, *LATENCY_EDGES_MS), LATENCY_EDGES_MS, strict=False))
 
 _REQUESTS_SELECT = f"""
 SELECT {{bucket}} AS hour, r.contract, r.final_route,
   COUNT(*), COUNT(*) FILTER (WHERE r.outcome = 'accepted'), COUNT(*) FILTER (WHERE r.outcome = 'failed'),
   COUNT(*) FILTER (WHERE r.outcome = 'unknown'),
-  COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM {{attempts}} a WHERE a.operation_id = r.operation_id AND a.index > 0
+  COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM {{attempts}} a WHERE a.operation_id = r.operation_id AND a."index" > 0
                                    AND (a.hedge OR a.fallback_reason LIKE 'fallback%%'))),
   COUNT(*) FILTER (WHERE r.error_code = 'deadline_exhausted'),
   COALESCE(SUM(r.attempt_count) FILTER (WHERE r.outcome = 'accepted'), 0),
   COALESCE(SUM(r.cost_usd), 0), COALESCE(SUM(r.cost_usd) FILTER (WHERE r.outcome = 'accepted'), 0),
   COALESCE(SUM(r.latency_ms) FILTER (WHERE r.outcome = 'accepted'), 0),
-  ARRAY[{_BUCKET_SQL}, COUNT(*) FILTER (WHERE r.outcome = 'accepted' AND r.latency_ms > {LATENCY_EDGES_MS[-1]})]
+  {{json_array}}({_BUCKET_SQL}, COUNT(*) FILTER (WHERE r.outcome = 'accepted' AND r.latency_ms > {LATENCY_EDGES_MS[-1]}))
 FROM {{requests}} r
 WHERE r.started_at >= %s AND r.started_at < %s
 GROUP BY 1, 2, 3
@@ -77,7 +79,7 @@ SELECT {bucket} AS hour, r.contract, a.route, CASE WHEN a.route = p.route THEN '
   COUNT(*) FILTER (WHERE a.failure_class = 'ambiguous'),
   COALESCE(SUM(a.latency_ms) FILTER (WHERE a.status = 'accepted'), 0), COALESCE(SUM(a.cost_usd), 0)
 FROM {requests} r JOIN {attempts} a ON a.operation_id = r.operation_id
-  JOIN {attempts} p ON p.operation_id = r.operation_id AND p.index = 0
+  JOIN {attempts} p ON p.operation_id = r.operation_id AND p."index" = 0
 WHERE r.started_at >= %s AND r.started_at < %s
 GROUP BY 1, 2, 3, 4
 """  # noqa: S608 - table names are our own constants
@@ -89,9 +91,22 @@ _ATTEMPT_COLS = ("hour", "contract", "route", "role", "attempts", "accepted", "r
                  "ambiguous", "latency_ms_accepted", "cost_usd")
 
 
-def _sql(template: str, bucket: str) -> str:
+def _sql(template: str, *, hourly: bool) -> str:
+    """``template`` for this database (PostgreSQL in production; SQLite for the demo)."""
     q = connection.ops.quote_name
-    return template.format(bucket=bucket, requests=q(RequestEvent._meta.db_table), attempts=q(AttemptEvent._meta.db_table))
+    postgres = connection.vendor == "postgresql"
+    if not hourly:
+        bucket = "NULL"
+    elif postgres:
+        bucket = "date_trunc('hour', r.started_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'"
+    else:
+        bucket = "strftime('%%Y-%%m-%%d %%H:00:00', r.started_at)"
+    return template.format(bucket=bucket, requests=q(RequestEvent._meta.db_table), attempts=q(AttemptEvent._meta.db_table),
+                           json_array="jsonb_build_array" if postgres else "json_array")
+
+
+def _when(at: datetime) -> Any:
+    return connection.ops.adapt_datetimefield_value(at)
 
 
 def _hour_floor(at: datetime) -> datetime:
@@ -110,12 +125,11 @@ def rollup_refresh(now: datetime) -> datetime:
         if start >= until:
             return start
         q = connection.ops.quote_name
-        bucket = "date_trunc('hour', r.started_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'"
         with connection.cursor() as cur:
             cur.execute(f"INSERT INTO {q(RequestHour._meta.db_table)} ({', '.join(_REQUEST_COLS)}) "  # noqa: S608
-                        + _sql(_REQUESTS_SELECT, bucket), [start, until])
+                        + _sql(_REQUESTS_SELECT, hourly=True), [_when(start), _when(until)])
             cur.execute(f"INSERT INTO {q(AttemptHour._meta.db_table)} ({', '.join(_ATTEMPT_COLS)}) "  # noqa: S608
-                        + _sql(_ATTEMPTS_SELECT, bucket), [start, until])
+                        + _sql(_ATTEMPTS_SELECT, hourly=True), [_when(start), _when(until)])
         state.rolled_until = until
         state.save(update_fields=["rolled_until"])
     return until
@@ -275,9 +289,10 @@ def _rows(since: datetime, until: datetime, rolled_until: datetime) -> _Rows:
                      for a in AttemptHour.objects.filter(hour__gte=since, hour__lt=split)]
     if split < until:
         with connection.cursor() as cur:
-            cur.execute(_sql(_REQUESTS_SELECT, "NULL::timestamptz"), [split, until])
-            requests += cur.fetchall()
-            cur.execute(_sql(_ATTEMPTS_SELECT, "NULL::timestamptz"), [split, until])
+            cur.execute(_sql(_REQUESTS_SELECT, hourly=False), [_when(split), _when(until)])
+            requests += [(*row[:13], json.loads(row[13]) if isinstance(row[13], str) else row[13])
+                         for row in cur.fetchall()]
+            cur.execute(_sql(_ATTEMPTS_SELECT, hourly=False), [_when(split), _when(until)])
             attempts += cur.fetchall()
     return _Rows(requests, attempts)
 

@@ -11,7 +11,12 @@ from django.utils import timezone
 from canary.models import Notification
 from observability.fixtures import request_add
 from observability.models import RequestHour
-from observability.reliability import NOTIFY_KIND, reliability_page, reliability_report, rollup_refresh
+from observability.reliability import (
+    NOTIFY_KIND,
+    reliability_page,
+    reliability_report,
+    rollup_refresh,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -39,6 +44,8 @@ def test_the_last_hour_gives_the_designs_measures_per_contract_and_route():
     assert alpha.http_success_rate == pytest.approx(9 / 10)
     assert alpha.mean_latency_ms == pytest.approx(400)
     assert w.by_route["beta"].mean_latency_ms == pytest.approx(1200)
+    assert alpha.p95_latency_ms == 500  # 8 of 8 accepted under 500 ms
+    assert t.p95_latency_ms == 2000  # 9 accepted: the 1.2 s one is past the 95th percentile's rank
     roles = w.roles["chat@1"]
     assert (roles["primary"].attempts, roles["primary"].accepted) == (10, 8)
     assert (roles["fallback"].attempts, roles["fallback"].accepted) == (1, 1)
