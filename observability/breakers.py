@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prometheus_client.core import GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
-
+from observability.exposition import Family
 from routing.breaker import BreakerStore
 
 log = logging.getLogger(__name__)
@@ -108,7 +106,7 @@ def breaker_rows(store: BreakerStore, routes: Sequence[str], now_ms: int) -> lis
     return rows
 
 
-class BreakerCollector(Collector):
+class BreakerCollector:
     """Scrape-time breaker gauges; ``store()`` and ``routes()`` are read per scrape."""
 
     FAILURE_CLASSES = ("transient", "invalid_response", "ambiguous", "permanent")
@@ -119,30 +117,31 @@ class BreakerCollector(Collector):
         self.routes = routes
         self.wall = wall
 
-    def collect(self) -> Iterator[Metric]:
-        state = GaugeMetricFamily("reverie_gateway_breaker_state",
-                                  "Circuit breaker state per route and failure class: 0 closed, 1 half-open, 2 open",
-                                  labels=["route", "failure_class"])
-        failures = GaugeMetricFamily("reverie_gateway_breaker_window_failures",
-                                     "Failures counted in the breaker's window per route and failure class",
-                                     labels=["route", "failure_class"])
-        up = GaugeMetricFamily("reverie_gateway_breaker_store_up", "1 when the breaker store could be read")
+    def collect(self) -> list[Family]:
+        """The breaker families; only ``reverie_gateway_breaker_store_up`` 0 when Redis
+        or the routes cannot be read."""
+        state = Family("reverie_gateway_breaker_state",
+                       "gauge", "Circuit breaker state per route and failure class: 0 closed, 1 half-open, 2 open",
+                       ("route", "failure_class"))
+        failures = Family("reverie_gateway_breaker_window_failures", "gauge",
+                          "Failures counted in the breaker's window per route and failure class",
+                          ("route", "failure_class"))
+        up = Family("reverie_gateway_breaker_store_up", "gauge", "1 when the breaker store could be read")
         try:
             routes = list(self.routes())
             rows = breaker_rows(self.store(), routes, int(self.wall() * 1000))
         except Exception as exc:  # noqa: BLE001 - a scrape must answer without Redis
             log.error("breaker state unavailable: %s", exc)
-            up.add_metric([], 0)
-            yield up
-            return
+            up.add((), 0)
+            return [up]
         seen = {(r.route, r.failure_class): r for r in rows}
         for route in routes:
             for cls in self.FAILURE_CLASSES:
-                seen.setdefault((route, cls), BreakerRow(route, cls, "closed", 0, 0, 0, None, None, None, 0))
-        for (route, cls), row in sorted(seen.items()):
-            state.add_metric([route, cls], STATE_VALUES.get(row.state, 0))
-            failures.add_metric([route, cls], row.window_failures)
-        up.add_metric([], 1)
-        yield state
-        yield failures
-        yield up
+                row = seen.pop((route, cls), None)
+                state.add((route, cls), STATE_VALUES.get(row.state, 0) if row else 0)
+                failures.add((route, cls), row.window_failures if row else 0)
+        for (route, cls), row in sorted(seen.items()):  # retry_after and any other class with state
+            state.add((route, cls), STATE_VALUES.get(row.state, 0))
+            failures.add((route, cls), row.window_failures)
+        up.add((), 1)
+        return [state, failures, up]

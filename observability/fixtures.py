@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection
 
@@ -46,28 +47,28 @@ def events_bulk_insert(n: int, *, until: datetime, span: timedelta, contracts: i
     needs a fallback after a rejected answer, one in fifty runs out of its deadline."""
     q = connection.ops.quote_name
     req, att = q(RequestEvent._meta.db_table), q(AttemptEvent._meta.db_table)
-    params = {"n": n, "until": until, "span_s": span.total_seconds(), "contracts": contracts, "routes": routes}
+    params: dict[str, Any] = {"n": n, "until": until, "span_s": span.total_seconds(), "contracts": contracts, "routes": routes}
     with connection.cursor() as cur:
         cur.execute(f"""
             INSERT INTO {req} (operation_id, contract, outcome, failure_class, error_code, message, final_route,
                                attempt_count, latency_ms, cost_usd, prompt, output, started_at)
-            SELECT 'bench-' || g, 'contract-' || (g % %(contracts)s) || '@1',
-                   CASE WHEN g % 50 = 0 THEN 'failed' ELSE 'accepted' END,
-                   CASE WHEN g % 50 = 0 THEN 'transient' ELSE '' END,
-                   CASE WHEN g % 50 = 0 THEN 'deadline_exhausted' ELSE '' END, '',
-                   CASE WHEN g % 50 = 0 THEN '' ELSE 'route-' || ((g + (g % 10 = 0)::int) % %(routes)s) END,
-                   CASE WHEN g % 10 = 0 THEN 2 ELSE 1 END, 300 + (g % 2000), 0.0001, '', '',
+            SELECT 'bench-' || g, 'contract-' || (g %% %(contracts)s) || '@1',
+                   CASE WHEN g %% 50 = 0 THEN 'failed' ELSE 'accepted' END,
+                   CASE WHEN g %% 50 = 0 THEN 'transient' ELSE '' END,
+                   CASE WHEN g %% 50 = 0 THEN 'deadline_exhausted' ELSE '' END, '',
+                   CASE WHEN g %% 50 = 0 THEN '' ELSE 'route-' || ((g + (g %% 10 = 0)::int) %% %(routes)s) END,
+                   CASE WHEN g %% 10 = 0 THEN 2 ELSE 1 END, 300 + (g %% 2000), 0.0001, '', '',
                    %(until)s::timestamptz - make_interval(secs => (g::float8 / %(n)s) * %(span_s)s)
             FROM generate_series(1, %(n)s) AS g""", params)  # noqa: S608 - our own table names
         cur.execute(f"""
             INSERT INTO {att} (operation_id, attempt_id, index, route, status, failure_class, failure_reason, message,
                                http_status, latency_ms, ttft_ms, tokens_in, tokens_out, cost_usd, fallback_reason,
                                validation, breaker_state, breaker_opened, hedge, started_at)
-            SELECT 'bench-' || g, 'bench-' || g || '-' || i, i, 'route-' || ((g + i) % %(routes)s),
-                   CASE WHEN g % 10 = 0 AND i = 0 THEN 'rejected' WHEN g % 50 = 0 THEN 'failed' ELSE 'accepted' END,
+            SELECT 'bench-' || g, 'bench-' || g || '-' || i, i, 'route-' || ((g + i) %% %(routes)s),
+                   CASE WHEN g %% 10 = 0 AND i = 0 THEN 'rejected' WHEN g %% 50 = 0 THEN 'failed' ELSE 'accepted' END,
                    '', '', '', 200, 300, 100, 50, 20, 0.00005,
                    CASE WHEN i = 0 THEN 'primary' ELSE 'fallback after invalid_response (validation)' END,
                    'passed', 'closed', '', false,
                    %(until)s::timestamptz - make_interval(secs => (g::float8 / %(n)s) * %(span_s)s)
-            FROM generate_series(1, %(n)s) AS g CROSS JOIN LATERAL generate_series(0, CASE WHEN g % 10 = 0 THEN 1 ELSE 0 END) AS i
+            FROM generate_series(1, %(n)s) AS g CROSS JOIN LATERAL generate_series(0, CASE WHEN g %% 10 = 0 THEN 1 ELSE 0 END) AS i
             """, params)  # noqa: S608 - our own table names

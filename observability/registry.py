@@ -1,11 +1,12 @@
-"""The collectors a web scrape answers with: recorded samples, breakers, canary rows."""
+"""What a web scrape answers with: recorded samples, breakers, canary rows."""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry
+from prometheus_client import generate_latest
 
 from observability.breakers import BreakerCollector
 from observability.canary import CanaryCollector
+from observability.exposition import render
 from observability.multiprocess import scrape_registry
 from routing.models import Route
 from routing.services import breaker_store
@@ -19,6 +20,8 @@ _breakers = BreakerCollector(breaker_store, _route_names)
 _canary = CanaryCollector()
 
 
-def web_registry() -> CollectorRegistry:
-    """One scrape's registry for the web app (``observability.views``)."""
-    return scrape_registry([_breakers, _canary])
+def web_exposition() -> bytes:
+    """One scrape of the web app in the text format: every process's recorded samples,
+    then the breaker and canary families read now (``observability.views``)."""
+    recorded = generate_latest(scrape_registry())
+    return recorded + render([*_breakers.collect(), *_canary.collect()])

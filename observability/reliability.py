@@ -274,27 +274,71 @@ class _Rows:
     attempts: list[tuple[Any, ...]]
 
 
-def _rows(since: datetime, until: datetime, rolled_until: datetime) -> _Rows:
-    """Rows of [since, until): rollup hours where rolled, raw events after."""
-    requests: list[tuple[Any, ...]] = []
-    attempts: list[tuple[Any, ...]] = []
-    split = min(max(since, rolled_until), until)
-    if since < split:
-        requests += [(None, r.contract, r.final_route, r.requests, r.accepted, r.failed, r.unknown, r.with_fallback,
-                      r.deadline_exhausted, r.attempts_accepted, r.cost_usd, r.cost_accepted_usd, r.latency_ms_accepted,
-                      r.latency_buckets)
-                     for r in RequestHour.objects.filter(hour__gte=since, hour__lt=split)]
-        attempts += [(None, a.contract, a.route, a.role, a.attempts, a.accepted, a.rejected, a.failed, a.cancelled,
-                      a.ambiguous, a.latency_ms_accepted, a.cost_usd)
-                     for a in AttemptHour.objects.filter(hour__gte=since, hour__lt=split)]
-    if split < until:
-        with connection.cursor() as cur:
-            cur.execute(_sql(_REQUESTS_SELECT, hourly=False), [_when(split), _when(until)])
-            requests += [(*row[:13], json.loads(row[13]) if isinstance(row[13], str) else row[13])
-                         for row in cur.fetchall()]
-            cur.execute(_sql(_ATTEMPTS_SELECT, hourly=False), [_when(split), _when(until)])
-            attempts += cur.fetchall()
+def _rollup_sums(since: datetime, until: datetime) -> _Rows:
+    """The rollup hours of [since, until) summed per group in SQL: one row per group,
+    whatever the number of hours."""
+    q = connection.ops.quote_name
+    if connection.vendor == "postgresql":
+        bucket = "(latency_buckets->>{i})::bigint"
+    else:
+        bucket = "json_extract(latency_buckets, '$[{i}]')"
+    buckets = ", ".join(f"COALESCE(SUM({bucket.format(i=i)}), 0)" for i in range(len(LATENCY_EDGES_MS) + 1))
+    params = [_when(since), _when(until)]
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT contract, final_route, SUM(requests), SUM(accepted), SUM(failed), SUM(unknown), SUM(with_fallback), "  # noqa: S608
+            f"SUM(deadline_exhausted), SUM(attempts_accepted), SUM(cost_usd), SUM(cost_accepted_usd), "
+            f"SUM(latency_ms_accepted), {buckets} FROM {q(RequestHour._meta.db_table)} "
+            f"WHERE hour >= %s AND hour < %s GROUP BY 1, 2", params)
+        requests = [(None, *row[:12], list(row[12:])) for row in cur.fetchall()]
+        cur.execute(
+            f"SELECT contract, route, role, SUM(attempts), SUM(accepted), SUM(rejected), SUM(failed), SUM(cancelled), "  # noqa: S608
+            f"SUM(ambiguous), SUM(latency_ms_accepted), SUM(cost_usd) FROM {q(AttemptHour._meta.db_table)} "
+            f"WHERE hour >= %s AND hour < %s GROUP BY 1, 2, 3", params)
+        attempts = [(None, *row) for row in cur.fetchall()]
     return _Rows(requests, attempts)
+
+
+def _raw_sums(since: datetime, until: datetime) -> _Rows:
+    """The events of [since, until) summed per group (the hour not rolled up yet)."""
+    with connection.cursor() as cur:
+        cur.execute(_sql(_REQUESTS_SELECT, hourly=False), [_when(since), _when(until)])
+        requests = [(*row[:13], json.loads(row[13]) if isinstance(row[13], str) else row[13]) for row in cur.fetchall()]
+        cur.execute(_sql(_ATTEMPTS_SELECT, hourly=False), [_when(since), _when(until)])
+        attempts = cur.fetchall()
+    return _Rows(requests, attempts)
+
+
+class _Reader:
+    """Rows of a time range: rollup sums where rolled up, events after; each distinct
+    range is read once per report (the 24 h and 7 d windows share their open hour)."""
+
+    def __init__(self, rolled_until: datetime) -> None:
+        self.rolled_until = rolled_until
+        self._memo: dict[tuple[str, datetime, datetime], _Rows] = {}
+
+    def _read(self, kind: str, since: datetime, until: datetime) -> _Rows:
+        key = (kind, since, until)
+        if key not in self._memo:
+            self._memo[key] = (_rollup_sums if kind == "rollup" else _raw_sums)(since, until)
+        return self._memo[key]
+
+    def rows(self, since: datetime, until: datetime) -> _Rows:
+        # A rollup row is a whole hour: a range starting inside an hour reads that hour's
+        # part from the events, then whole rolled-up hours, then the events after them.
+        first_hour = _hour_floor(since)
+        if first_hour < since:
+            first_hour += timedelta(hours=1)
+        rolled_from = min(first_hour, until)
+        rolled_to = max(rolled_from, min(self.rolled_until, _hour_floor(until)))
+        parts = []
+        if since < rolled_from:
+            parts.append(self._read("raw", since, rolled_from))
+        if rolled_from < rolled_to:
+            parts.append(self._read("rollup", rolled_from, rolled_to))
+        if rolled_to < until:
+            parts.append(self._read("raw", rolled_to, until))
+        return _Rows([r for p in parts for r in p.requests], [a for p in parts for a in p.attempts])
 
 
 def _window_start(now: datetime, length: timedelta, rolled_until: datetime) -> datetime:
@@ -351,11 +395,12 @@ def reliability_report(now: datetime, *, refresh: bool = True) -> list[WindowRep
         RollupState.objects.filter(name="reliability").values_list("rolled_until", flat=True).first()
         or _hour_floor(now - KEEP))
     reports = []
+    reader = _Reader(rolled_until)
     for name, length in WINDOWS:
         since = _window_start(now, length, rolled_until)
-        total, by_contract, by_route, by_pair, roles = _summed(_rows(since, now, rolled_until))
+        total, by_contract, by_route, by_pair, roles = _summed(reader.rows(since, now))
         before_since = _window_start(since, length, rolled_until) if length > timedelta(hours=1) else since - length
-        _, _, before_route, _, _ = _summed(_rows(before_since, since, rolled_until))
+        _, _, before_route, _, _ = _summed(reader.rows(before_since, since))
         reports.append(WindowReport(name, since, total, by_contract, by_route, by_pair, roles,
                                     masking_find(name, since, by_route, before_route)))
     return reports

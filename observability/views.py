@@ -10,20 +10,19 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
-from prometheus_client.exposition import choose_encoder
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from canary.tokens import service_token_verify
-from observability.registry import web_registry
+from observability.registry import web_exposition
 
 
 @require_GET
 def metrics_view(request: HttpRequest) -> HttpResponse:
-    """The metrics of every web process, the breaker state and the canary's aggregates.
-    401 without a valid service token."""
+    """The metrics of every web process, the breaker state and the canary's aggregates,
+    in the Prometheus text format 0.0.4. 401 without a valid service token."""
     if not service_token_verify(request.headers.get("Authorization")):
         response = HttpResponse("a valid service token is required: Authorization: Bearer <token>\n",
                                 status=401, content_type="text/plain")
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response
-    encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
-    return HttpResponse(encoder(web_registry()), content_type=content_type)
+    return HttpResponse(web_exposition(), content_type=CONTENT_TYPE_LATEST)

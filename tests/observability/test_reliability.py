@@ -3,7 +3,7 @@ the raw events, and the masking warning with one notification."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.utils import timezone
@@ -21,12 +21,18 @@ from observability.reliability import (
 pytestmark = pytest.mark.django_db
 
 
+def _thirteen_past() -> datetime:
+    """A ``now`` 13 minutes into an hour: the last hour spans two clock hours, one of them
+    rolled up (the case where whole-hour rollups must not be read for part of an hour)."""
+    return timezone.now().replace(minute=13, second=0, microsecond=0)
+
+
 def _window(reports, name):
     return next(r for r in reports if r.name == name)
 
 
 def test_the_last_hour_gives_the_designs_measures_per_contract_and_route():
-    now = timezone.now()
+    now = _thirteen_past()
     at = now - timedelta(minutes=10)
     for _ in range(8):
         request_add(at, contract="chat@1", attempts=[("alpha", "accepted")], latency_ms=400)
@@ -67,7 +73,7 @@ def test_closed_hours_come_from_the_rollup_and_agree_with_the_events():
 
 
 def test_rising_http_success_with_rising_rejections_warns_and_notifies_once():
-    now = timezone.now()
+    now = _thirteen_past()
     before, current = now - timedelta(minutes=90), now - timedelta(minutes=20)
     for i in range(30):  # previous hour: 70 % HTTP success, no rejection
         request_add(before, contract="chat@1", attempts=[("alpha", "failed" if i < 9 else "accepted")],
