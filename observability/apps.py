@@ -8,7 +8,10 @@ class ObservabilityConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from observability import tracing, worker
+        from observability import multiprocess, tracing, worker
 
+        # The gunicorn config and the worker empty it at start; a process started any
+        # other way must still find it (prometheus-client writes there on first use).
+        multiprocess.multiproc_dir_ensure()
         tracing.configure_from_env()
         worker.connect_signals()

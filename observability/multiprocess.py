@@ -52,6 +52,13 @@ def multiproc_dir_reset() -> None:
     path.mkdir(parents=True, exist_ok=True)
 
 
+def multiproc_dir_ensure() -> None:
+    """Create the multiprocess directory when it is missing (never empties it)."""
+    path = multiproc_dir()
+    if path is not None:
+        path.mkdir(parents=True, exist_ok=True)
+
+
 def process_dead(pid: int) -> None:
     """Drop the live-gauge files of process ``pid`` (no-op outside multiprocess mode)."""
     path = multiproc_dir()
