@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from datetime import timedelta
 
 from _setup import django_on, fresh_postgres
 
-django_on(fresh_postgres("reverie_ops_bench_reliability"), migrate=True)
+REUSE = "--reuse" in sys.argv  # the events of the previous run are still there: skip filling
+django_on("postgres://postgres@127.0.0.1:5432/reverie_ops_bench_reliability" if REUSE
+          else fresh_postgres("reverie_ops_bench_reliability"), migrate=True)
 
 from django.contrib.auth.models import User  # noqa: E402
 from django.db import connection  # noqa: E402
@@ -34,12 +37,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--renders", type=int, default=10)
+    parser.add_argument("--reuse", action="store_true", help="keep the previous run's events (no fill)")
     args = parser.parse_args()
     now = timezone.now()
     start = time.perf_counter()
-    events_bulk_insert(args.events, until=now, span=timedelta(days=8))
-    with connection.cursor() as cur:
-        cur.execute("ANALYZE")
+    if not args.reuse:
+        events_bulk_insert(args.events, until=now, span=timedelta(days=8))
+        with connection.cursor() as cur:
+            cur.execute("ANALYZE")
     filled_s = time.perf_counter() - start
     start = time.perf_counter()
     rollup_refresh(timezone.now())
@@ -51,7 +56,8 @@ def main() -> None:
         reliability_report(timezone.now())
         selector.append((time.perf_counter() - t) * 1000)
     client = Client()
-    client.force_login(User.objects.create_superuser("bench", password="bench-only"))  # noqa: S106
+    user = User.objects.filter(username="bench").first() or User.objects.create_superuser("bench", password="bench-only")  # noqa: S106
+    client.force_login(user)
     pages = []
     for _ in range(args.renders + 1):
         t = time.perf_counter()

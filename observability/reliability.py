@@ -60,7 +60,7 @@ _REQUESTS_SELECT = f"""
 SELECT {{bucket}} AS hour, r.contract, r.final_route,
   COUNT(*), COUNT(*) FILTER (WHERE r.outcome = 'accepted'), COUNT(*) FILTER (WHERE r.outcome = 'failed'),
   COUNT(*) FILTER (WHERE r.outcome = 'unknown'),
-  COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM {{attempts}} a WHERE a.operation_id = r.operation_id AND a."index" > 0
+  COUNT(*) FILTER (WHERE r.attempt_count > 1 AND EXISTS (SELECT 1 FROM {{attempts}} a WHERE a.operation_id = r.operation_id AND a."index" > 0
                                    AND (a.hedge OR a.fallback_reason LIKE 'fallback%%'))),
   COUNT(*) FILTER (WHERE r.error_code = 'deadline_exhausted'),
   COALESCE(SUM(r.attempt_count) FILTER (WHERE r.outcome = 'accepted'), 0),
@@ -73,13 +73,14 @@ GROUP BY 1, 2, 3
 """  # noqa: S608 - table names are our own constants
 
 _ATTEMPTS_SELECT = """
-SELECT {bucket} AS hour, r.contract, a.route, CASE WHEN a.route = p.route THEN 'primary' ELSE 'fallback' END,
+SELECT {bucket} AS hour, r.contract, a.route,
+  CASE WHEN a."index" = 0 OR a.route = (SELECT p.route FROM {attempts} p WHERE p.operation_id = a.operation_id
+                                        AND p."index" = 0) THEN 'primary' ELSE 'fallback' END,
   COUNT(*), COUNT(*) FILTER (WHERE a.status = 'accepted'), COUNT(*) FILTER (WHERE a.status = 'rejected'),
   COUNT(*) FILTER (WHERE a.status = 'failed'), COUNT(*) FILTER (WHERE a.status = 'cancelled'),
   COUNT(*) FILTER (WHERE a.failure_class = 'ambiguous'),
   COALESCE(SUM(a.latency_ms) FILTER (WHERE a.status = 'accepted'), 0), COALESCE(SUM(a.cost_usd), 0)
 FROM {requests} r JOIN {attempts} a ON a.operation_id = r.operation_id
-  JOIN {attempts} p ON p.operation_id = r.operation_id AND p."index" = 0
 WHERE r.started_at >= %s AND r.started_at < %s
 GROUP BY 1, 2, 3, 4
 """  # noqa: S608 - table names are our own constants
