@@ -28,6 +28,7 @@ from canary.outcomes import RoundJudgement, round_judge
 from canary.probes import EndpointFacts, ProbeOutcome, ProbeSettings
 from canary.ratelimit import provider_limiter
 from canary.verdicts import Judgement, Verdict
+from observability import canary as observability_canary
 
 log = logging.getLogger(__name__)
 
@@ -420,6 +421,7 @@ def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Rou
 
     suspension_apply(rnd, now, rnd.mode)
     rnd.refresh_from_db()
+    observability_canary.round_finished(rnd.pk)
     return rnd
 
 

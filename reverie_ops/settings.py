@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "core",
     "canary",
     "routing",
+    "observability",
 ]
 
 MIDDLEWARE = [

@@ -37,6 +37,7 @@ from django.utils import timezone
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from observability.gateway import observed, unwrapped
 from routing.breaker import BreakerConfig, BreakerStore
 from routing.contracts import Contract, ContractError, contract_from_dict
 from routing.gateway import Gateway, GatewayResult, RequestInvalid
@@ -536,7 +537,8 @@ def gateway_get() -> Gateway:
                 max_line_bytes=settings.OPENROUTER_MAX_LINE_BYTES,
                 headers={"HTTP-Referer": settings.OPENROUTER_REFERER, "X-OpenRouter-Title": "Reverie Ops gateway"},
             )
-            sink = BackgroundEventSink() if _setting("ROUTING_EVENTS_ASYNC", True) else DbEventSink()
+            events = BackgroundEventSink() if _setting("ROUTING_EVENTS_ASYNC", True) else DbEventSink()
+            sink = observed(events, routes=route_profiles)  # metrics and traces from each result
             _gateway = Gateway(
                 routes=route_profiles,
                 upstream=upstream,
@@ -554,8 +556,9 @@ def gateway_reset() -> None:
     with _gateway_lock:
         if _gateway is not None:
             _gateway.upstream.close()
-            if isinstance(_gateway.sink, BackgroundEventSink):
-                _gateway.sink.close()
+            inner = unwrapped(_gateway.sink)
+            if isinstance(inner, BackgroundEventSink):
+                inner.close()
         _gateway = None
     routes_cache_clear()
     _ignore_cache.clear()
