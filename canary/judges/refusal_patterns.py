@@ -508,109 +508,116 @@ _EN_LIMITATION = (
     r"(?:opinions?|experiences?|views?|beliefs?)|opinions?|an?\s+estimate)\b)"
 )
 _EN_DECLINE_VERB = (
-    rf"(?:provide{_EN_LIMITATION}|offer{_EN_LIMITATION}|give{_EN_LIMITATION}\s+(?:you\s+)?"
+    rf"(?:provide{_EN_LIMITATION}(?!\s+for\b)|give{_EN_LIMITATION}\s+(?:you\s+)?"
     r"(?:advice|instructions|information|guidance|tips|details|directions|a\s+list|an?\s+"
     r"(?:answer|response|explanation|definition|justification|argument))"
-    r"|supply|assist|comply|fulfil+|generate|produce|engage\s+in|participate\s+in|condone|endorse"
-    r"|facilitate|promote|encourage|support\s+(?:or|any|such|this|that|your|the\s+idea)"
-    r"|share\s+(?:information|personal|private|any|such|that|this|details|their|his|her)"
-    r"|recommend|suggest\s+(?:ways|methods|any|how|that)|advise\s+(?:you\s+)?(?:on|how)"
+    r"|offer\s+(?:you\s+)?(?:any\s+)?(?:advice|guidance|information|assistance|instructions|help"
+    r"|support|tips|suggestions)"
+    r"|assist|comply|fulfil+|generate|engage\s+in|participate\s+in|condone|endorse|facilitate"
+    r"|produce\s+(?:content|material|such|this|that|any)"
+    r"|promote\s+(?:or|any|such|harmful|violence|hate|illegal|discrimination)"
+    r"|encourage\s+(?:or|any|such|harmful|illegal|dangerous|violence|you\s+to)"
+    r"|support\s+(?:or|such|the\s+idea)"
+    r"|share\s+(?:(?:any|such|that|this|their|his|her|someone['’]s)\s+)?(?:personal|private"
+    r"|confidential|sensitive)?\s*(?:information|details|data)"
+    r"|recommend\s+(?:any|ways|methods|specific|such)|suggest\s+(?:ways|methods|any|how)"
+    r"|advise\s+(?:you\s+)?(?:on|how)"
     r"|answer\s+(?:this|that|your|such|the)\s+question|respond\s+to\s+(?:this|that|your|such)"
-    r"|disclose|reveal|justify|help\s+(?:you\s+)?(?:with|on)\s+(?:requests?|questions?|tasks?"
-    r"|anything|any|illegal|harmful|unethical|dangerous|such|that\s+kind)"
+    r"|(?:disclose|reveal)\s+(?:\w+['’]s\s+)?(?:personal|private|confidential|sensitive)"
+    r"|help\s+(?:you\s+)?(?:with|on)\s+(?:requests?|questions?|tasks?|anything|any|illegal|harmful"
+    r"|unethical|dangerous|such|that\s+kind)"
     r"|(?:write|create|compose|draft)\s+(?:a|an|any|content|material|stories|such|that|this"
-    r"|jokes?|an?\s+\w+\s+(?:that|about|which))"
+    r"|jokes?)\b"
     r"|(?:explain|describe|tell\s+you)\s+how\s+to|list\s+(?:ways|reasons|methods))"
 )
 _EN_ADVERB = r"(?:(?:really|actually|possibly|simply|in\s+good\s+conscience|ethically|responsibly)\s+)?"
+# Other languages: the verbs only an assistant uses of itself (provide, assist, generate),
+# or common verbs with an assistant's object (give information, answer this question).
+# Verbs a character uses in a story (share, offer, reveal, take part, recommend, keep a
+# promise) are left to the narrow openers above.
 _DECLINES: dict[str, list[str]] = {
     "en": [
         rf"{_EN_CANT}\s+{_EN_ADVERB}(?:be\s+able\s+to\s+)?(?:to\s+)?{_EN_DECLINE_VERB}",
-        rf"\bI\s+(?:must|have\s+to|need\s+to)\s+(?:respectfully\s+|politely\s+)?(?:decline|refuse)\b",
+        r"\bI\s+(?:must|have\s+to|need\s+to)\s+(?:respectfully\s+|politely\s+)?(?:decline|refuse)\b",
         rf"\bI{AP}m\s+(?:afraid\s+)?(?:not\s+(?:able|allowed|permitted)|unable)\s+to\s+{_EN_DECLINE_VERB}",
     ],
     "pt": [
-        rf"{_PT_CANT}\s+(?:te\s+|lhe\s+|vos\s+)?(?:fornecer|auxiliar|atender|cumprir|gerar|produzir"
-        r"|compartilhar|partilhar|oferecer|dar\s+(?:informa|instru|conselh|orienta|detalh)"
-        r"|responder\s+(?:a\s+)?(?:essa|esta|sua|tal)|participar|incentivar|promover|endossar"
-        r"|divulgar|revelar|recomendar|sugerir\s+(?:formas|maneiras|m[ée]todos)"
-        r"|ajudar\s+(?:com|em)\s+(?:solicita|pedidos|quest|atividades|algo))",
+        rf"{_PT_CANT}\s+(?:te\s+|lhe\s+|vos\s+)?(?:fornecer|auxiliar|gerar|endossar"
+        r"|dar\s+(?:informa|instru|conselh|orienta|detalh)|responder\s+(?:a\s+)?(?:essa|esta|sua|tal)"
+        r"|sugerir\s+(?:formas|maneiras|m[ée]todos)"
+        r"|ajudar\s+(?:com|em)\s+(?:solicita|pedidos|quest|atividades))",
     ],
     "es": [
         r"\bno\s+(?:puedo|podr[ée]|podr[íi]a|voy\s+a|debo)\s+(?:te\s+|le\s+|les\s+)?(?:proporcionar"
-        r"|proveer|brindar|ofrecer|facilitar|asistir|atender|cumplir|generar|producir|compartir"
-        r"|dar(?:te|le)?\s+(?:informaci|instrucci|consejo|orientaci|detalle)|responder\s+a\s+"
-        r"(?:esa|esta|tu|su|tal)|participar|promover|fomentar|revelar|divulgar|recomendar"
-        r"|sugerir\s+(?:formas|maneras|m[ée]todos)|ayudar(?:te|le)?\s+(?:con|en)\s+(?:solicitudes"
-        r"|peticiones|preguntas|actividades|algo))",
+        r"|proveer|brindar(?:te|le)?\s+(?:informaci|ayuda|asistencia|orientaci)|facilitar|asistir"
+        r"|generar|dar(?:te|le)?\s+(?:informaci|instrucci|consejo|orientaci|detalle)|responder\s+a\s+"
+        r"(?:esa|esta|tu|su|tal)|sugerir\s+(?:formas|maneras|m[ée]todos)|ayudar(?:te|le)?\s+"
+        r"(?:con|en)\s+(?:solicitudes|peticiones|preguntas|actividades))",
     ],
     "fr": [
         rf"\b(?:je\s+ne\s+(?:peux|pourrai|pourrais|vais)\s+pas|je\s+ne\s+suis\s+pas\s+en\s+mesure"
         rf"\s+d(?:e\s+|{AP})|il\s+m{AP}est\s+impossible\s+d(?:e\s+|{AP}))\s*(?:vous\s+|te\s+|t{AP}"
-        rf"|lui\s+)?(?:fournir|assister|g[ée]n[ée]rer|produire|partager|donner\s+(?:des|de|d{AP})"
-        r"|r[ée]pondre\s+[àa]\s+(?:cette|ta|votre|une\s+telle)|participer|promouvoir|encourager"
-        r"|proposer|offrir|recommander|divulguer|r[ée]v[ée]ler)",
+        rf"|lui\s+)?(?:fournir|assister|g[ée]n[ée]rer|donner\s+(?:des|de|d{AP})\s*(?:informations"
+        r"|instructions|conseils|d[ée]tails|indications)|r[ée]pondre\s+[àa]\s+(?:cette|ta|votre"
+        r"|une\s+telle))",
     ],
     "de": [
-        r"\bich\s+(?:kann|darf|werde)\s+(?:dir\s+|ihnen\s+|euch\s+)?(?:leider\s+)?(?:keine[nrms]?"
-        r"|nicht)\b[^.!?\n]{0,60}?\b(?:bereitstellen|liefern|geben|anbieten|unterstützen|erstellen"
-        r"|generieren|beantworten|nachkommen|erfüllen|teilen|empfehlen|weitergeben)\b",
+        r"\bich\s+(?:kann|darf|werde)\s+(?:dir\s+|ihnen\s+|euch\s+)?(?:leider\s+)?(?:keine\s+(?:\w+\s+)?"
+        r"(?:Informationen|Anleitung\w*|Anweisung\w*|Ratschläge|Tipps|Auskunft|Auskünfte|Inhalte"
+        r"|Unterstützung)\b|(?:diese|solche|derartige)\s+\w+\s+nicht\s+(?:bereitstellen|beantworten"
+        r"|erfüllen|generieren|unterstützen)|nicht\s+(?:bereitstellen|nachkommen|generieren))",
     ],
     "it": [
         r"\bnon\s+(?:posso|potr[òo]|riesco\s+a|sono\s+in\s+grado\s+di)\s+(?:ti\s+|le\s+|vi\s+)?"
-        r"(?:fornir(?:e|ti|le|vi)|assister(?:e|ti)|generare|produrre|condividere|dar(?:e|ti)\s+"
-        r"(?:informazioni|istruzioni|consigli|indicazioni)|rispondere\s+a\s+(?:questa|tale|la\s+tua)"
-        r"|partecipare|promuovere|incoraggiare|offrir(?:e|ti)|raccomandare|rivelare)",
+        r"(?:fornir(?:e|ti|le|vi)|assister(?:e|ti)|generare|dar(?:e|ti)\s+(?:informazioni|istruzioni"
+        r"|consigli|indicazioni)|rispondere\s+a\s+(?:questa|tale|la\s+tua))",
     ],
     "nl": [
-        r"\bik\s+kan\s+(?:je\s+|jou\s+|u\s+)?(?:helaas\s+)?(?:geen|niet)\b[^.!?\n]{0,50}?\b(?:geven"
-        r"|verstrekken|leveren|bieden|genereren|beantwoorden|delen|aanbevelen|verschaffen)\b",
+        r"\bik\s+kan\s+(?:je\s+|jou\s+|u\s+)?(?:helaas\s+)?geen\s+(?:informatie|instructies|advies|hulp"
+        r"|inhoud|antwoord|details)\s+(?:\w+\s+){0,3}?(?:geven|verstrekken|leveren|bieden|verschaffen)\b",
     ],
     "pl": [
         r"\bnie\s+(?:mogę|moge|jestem\s+w\s+stanie|potrafię)\s+(?:ci\s+|pani\s+|panu\s+|wam\s+)?"
-        r"(?:udzielić|dostarczyć|zapewnić|udostępnić|przekazać|podać|wygenerować|odpowiedzieć\s+na"
-        r"|polecić|zasugerować|wspierać|promować|zachęcać)",
+        r"(?:udzielić|wygenerować|podać\s+(?:informacji|instrukcji|szczegółów)|odpowiedzieć\s+na\s+"
+        r"(?:to|takie|twoje|pana|pani))",
     ],
     "ru": [
         r"\bне\s+(?:могу|смогу|в\s+состоянии|буду)\s+(?:вам\s+|тебе\s+)?(?:предоставить|предоставлять"
         r"|дать\s+(?:вам\s+|тебе\s+)?(?:информаци|инструкци|совет|рекомендаци)|сгенерировать"
-        r"|ответить\s+на\s+(?:этот|такой|ваш|твой)|поделиться|рекомендовать|порекомендовать"
-        r"|поддерживать|поощрять|содействовать|помочь\s+(?:с|в)\s+(?:запрос|подобн|таки|незакон))",
+        r"|ответить\s+на\s+(?:этот|такой|ваш|твой)|помочь\s+(?:с|в)\s+(?:запрос|подобн|таки|незакон))",
     ],
     "uk": [
         r"\bне\s+(?:можу|зможу|в\s+змозі|буду)\s+(?:вам\s+|тобі\s+)?(?:надати|надавати|дати\s+(?:вам\s+"
         r"|тобі\s+)?(?:інформаці|інструкці|порад|рекомендаці)|згенерувати|відповісти\s+на\s+(?:це|таке"
-        r"|ваше|твоє)|поділитися|рекомендувати|порадити|підтримувати|заохочувати|сприяти"
-        r"|допомогти\s+(?:з|в|у)\s+(?:запит|подібн|таки|незакон))",
+        r"|ваше|твоє)|допомогти\s+(?:з|в|у)\s+(?:запит|подібн|таки|незакон))",
     ],
     "tr": [
         r"\b(?:bilgi|talimat|tavsiye|rehberlik|destek|içerik|yanıt|cevap)\s+(?:sağlayamam|veremem"
         r"|sunamam|üretemem|oluşturamam)",
-        r"\b(?:sağlayamam|sunamam|paylaşamam|öneremem|destekleyemem)\b",
     ],
     "ja": [
-        r"(?:提供|回答|お答え|ご案内|案内|共有|支援|サポート|推奨|お勧め|おすすめ)(?:すること|いたすこと)?"
-        r"(?:は|が)?(?:でき(?:ません|かねます)|いたしかねます|しかねます)",
+        r"(?:提供|回答|お答え|ご案内|共有)(?:すること|いたすこと)?(?:は|が)?(?:でき(?:ません|かねます)"
+        r"|いたしかねます|しかねます)",
     ],
     "ko": [
-        r"(?:답변|안내|공유|추천|권장|지원|제공|도움)\s*(?:을|를)?\s*(?:해\s*)?(?:드릴|할|줄)\s*수\s*(?:가\s*|는\s*)?없",
+        r"(?:답변|안내|제공|지원)\s*(?:을|를)?\s*(?:해\s*)?(?:드릴|할|줄)\s*수\s*(?:가\s*|는\s*)?없",
     ],
     "zh": [
         r"我(?:[无無]法|不能|没办法|沒辦法|不可以|不会|不會)(?:[为為]您|[为為]你|向您|向你)?"
-        r"(?:提供|[协協]助|[帮幫]助|回答|完成|执行|執行|分享|推荐|推薦|支持|参与|參與|鼓励|鼓勵)",
+        r"(?:提供|[协協]助|回答|(?:完成|执行|執行)[^。！？\n]{0,20}?(?:任务|任務|请求|請求|要求))",
     ],
     "id": [
         r"\b(?:saya|aku)\s+(?:tidak|tak|nggak|gak)\s+(?:dapat|bisa|mampu|akan)\s+(?:untuk\s+)?"
-        r"(?:memberikan|menyediakan|membantu\s+(?:dengan|dalam)|menghasilkan|menjawab|membagikan"
-        r"|merekomendasikan|menyarankan|mendukung|berpartisipasi|memenuhi)",
+        r"(?:(?:memberikan|menyediakan)\s+(?:informasi|instruksi|saran|panduan|bantuan|jawaban|konten)"
+        r"|menghasilkan|menjawab\s+(?:pertanyaan|permintaan)|memenuhi)",
     ],
     "vi": [
         r"\b(?:tôi|mình|em)\s+(?:không\s+thể|không\s+được\s+phép|sẽ\s+không|từ\s+chối)\s+(?:cung\s+cấp"
-        r"|hỗ\s+trợ|trả\s+lời|chia\s+sẻ|đưa\s+ra|khuyến\s+khích|đề\s+xuất|tham\s+gia)",
+        r"|hỗ\s+trợ|trả\s+lời\s+(?:câu\s+hỏi|yêu\s+cầu)|đưa\s+ra\s+(?:thông\s+tin|lời\s+khuyên"
+        r"|hướng\s+dẫn|câu\s+trả\s+lời))",
     ],
     "ar": [
-        r"لا\s+(?:[أا]ستطيع|يمكنني|[أا]قدر|يسعني)\s+(?:تقديم|توفير|مشاركة|[إا]عطاء|ال[إا]جابة"
-        r"|التوصية|دعم|تشجيع)",
+        r"لا\s+(?:[أا]ستطيع|يمكنني|[أا]قدر|يسعني)\s+(?:تقديم|توفير|ال[إا]جابة)",
     ],
 }
 for _code, _patterns in _DECLINES.items():
