@@ -7,7 +7,8 @@ completions with human labels, LLMZoo answers, NTREX news translations in the 17
 languages, ftfy's test cases, model outputs quoted in bug reports. Columns: ``clean``
 texts and ``false`` failures on them; labelled ``defect`` texts and the ``missed`` ones;
 ``inconcl`` (inconclusive verdicts, any role); ``partial`` (XSTest partial refusals and
-out-of-scope defects) and how many of them failed. The refusal judge is also shown per
+out-of-scope defects) and how many of them failed; ``confirm`` (clean texts whose
+language verdict would ask a probe for confirmation samples). The refusal judge is also shown per
 XSTest model, the split its rules were checked on (tuned on one model, read on the other).
 """
 
@@ -30,13 +31,13 @@ def _row(label: str, t: Tally) -> str:
     partial = f"{t.partial_failed}/{t.partial}" if t.partial else "-"
     return (
         f"  {label:<22} {t.clean:>6} {t.false_failures:>6} {rate}  {t.defects:>6} {t.misses:>6}"
-        f" {caught}  {t.inconclusive:>7}  {partial:>7}"
+        f" {caught}  {t.inconclusive:>7}  {partial:>7}  {t.confirmations:>7}"
     )
 
 
 _HEADER = (
     f"  {'group':<22} {'clean':>6} {'false':>6} {'rate':>6}  {'defect':>6} {'missed':>6}"
-    f" {'caught':>6}  {'inconcl':>7}  {'partial':>7}"
+    f" {'caught':>6}  {'inconcl':>7}  {'partial':>7}  {'confirm':>7}"
 )
 
 

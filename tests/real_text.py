@@ -29,7 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from canary.judges import judge_corruption, judge_language, judge_refusal, judge_structured
+from canary.judges import (
+    is_language_anomaly,
+    judge_corruption,
+    judge_language,
+    judge_refusal,
+    judge_structured,
+)
 from canary.judges.encoding import check_encoding
 from canary.verdicts import Judgement, Reply, Verdict
 
@@ -97,6 +103,7 @@ class Tally:
     partial: int = 0
     partial_failed: int = 0
     inconclusive: int = 0
+    confirmations: int = 0  # clean texts whose language verdict asks for more samples
     worst_false: list[Judged] = field(default_factory=list)
     worst_missed: list[Judged] = field(default_factory=list)
 
@@ -105,6 +112,9 @@ class Tally:
         self.inconclusive += judged.inconclusive
         if role == "clean":
             self.clean += 1
+            self.confirmations += judged.case.judge == "language" and is_language_anomaly(
+                judged.judgement
+            )
             if judged.failed:
                 self.false_failures += 1
                 self.worst_false.append(judged)
