@@ -138,6 +138,15 @@ def judge_line(
         return {"error": str(exc)}
 
 
+def judge_pasted(text: str, language: str = "") -> dict[str, Any]:
+    """Every check on a reply pasted into the user-report page (``language`` empty →
+    English): ``as_row(..., "all")``, or ``{"error": ...}`` for an unknown language."""
+    try:
+        return as_row(judge_reply(text, "all", language or "en"), "all")
+    except InputError as exc:
+        return {"error": str(exc)}
+
+
 def _plain(judgement: Judgement) -> dict[str, Any]:
     return {
         "check": judgement.check,
