@@ -3,6 +3,11 @@
 Checks: ``template_leak``, ``bpe_glyphs``, ``repetition``, ``null_content``,
 ``truncation``, ``empty_reply`` (used by the refusal judge) and the invalid-character
 half of ``encoding`` (``canary.judges.encoding.check_invalid_chars``).
+
+Measured with ``bench/real_text.py`` on ``tests/fixtures/real-text/``: 2 failures on
+2,223 clean texts, both ftfy test strings with real control characters (``\x1a``,
+``\x81``), 0 from repetition; all 18 quoted or adjudicated defects caught (before: the
+punctuation loop ``'/'/'/…`` of deepseek-ai/DeepSeek-R1#58 passed).
 """
 
 from __future__ import annotations

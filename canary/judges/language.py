@@ -11,6 +11,14 @@ Follows detection.md §0 rows 2–5, cheap and certain first:
 
 Short replies are ``inconclusive``, never ``fail``: every lingua miss measured on pt was
 a sentence under 20 letters (§1.4), and 40 letters is the floor with no miss measured.
+Names and loanwords do not make a text foreign (``without_names``), and a lone Greek
+letter is a symbol (``text.script_counts``).
+
+Measured with ``bench/real_text.py`` on ``tests/fixtures/real-text/``: 0 false failures
+and 0 confirmation requests on 2,157 clean texts (NTREX news in 17 languages, LLMZoo
+answers in en/zh, XSTest answers), all 28 real shifts caught (LLMZoo script-share shifts,
+bug-report quotes, adjudicated code-switch and U+FFFD texts). Before: 2 false failures
+(a Spanish name, three π) and 3 confirmation requests.
 """
 
 from __future__ import annotations
@@ -316,7 +324,7 @@ def check_language_mixing(text: str, language: str) -> Judgement:
             names_only += 1
             continue
         foreign_letters += letters
-        first_language = first_language or reading.top
+        first_language = first_language or reading.top or ""
         long_foreign = long_foreign or letters >= SURE_LETTERS
         foreign.append(
             {

@@ -22,6 +22,7 @@ from canary.languages import validate_language
 
 class Command(BaseCommand):
     help = "Judge replies read as JSON lines on stdin; one JSON verdict line per input line."
+    stealth_options = ("stdin",)  # call_command(..., stdin=StringIO(...)) in tests
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--check", required=True, choices=run.CHOICES)
@@ -36,7 +37,7 @@ class Command(BaseCommand):
             raise CommandError(f"{'--schema' if opts['schema'] else '--language'}: {exc}") from exc
         if opts["check"] in ("language", "all"):
             warm_up()
-        stdin = getattr(self, "stdin", None) or sys.stdin
+        stdin = opts.get("stdin") or sys.stdin
         for number, line in enumerate(stdin, start=1):
             if not line.strip():
                 continue
