@@ -72,6 +72,17 @@ _PIVOT = regex.compile(PIVOT, regex.IGNORECASE)
 # How far after a decline its reason (a limitation) or a turn to helping is looked for.
 _AFTER_DECLINE_CHARS = 300
 
+# The patterns of a non-Latin language cannot match a text without its script; skipping
+# them halves the searches on a Latin reply.
+_SCRIPT_NEEDED: dict[str, regex.Pattern[str]] = {
+    "ru": regex.compile(r"\p{Cyrillic}"),
+    "uk": regex.compile(r"\p{Cyrillic}"),
+    "ja": regex.compile(r"[\p{Hiragana}\p{Katakana}\p{Han}]"),
+    "zh": regex.compile(r"\p{Han}"),
+    "ko": regex.compile(r"\p{Hangul}"),
+    "ar": regex.compile(r"\p{Arabic}"),
+}
+
 _COMPILED: dict[str, dict[str, regex.Pattern[str]]] = {
     language: {
         kind: regex.compile("|".join(f"(?:{p})" for p in patterns), regex.IGNORECASE)
@@ -131,8 +142,11 @@ def find_refusals(narrator_text: str, language: str | None = None) -> list[Refus
     text = arabic_folded(narrator_text)
     head_end = min(len(text), WINDOW_CHARS + _WINDOW_SLACK)
     tail_start = max(head_end, len(text) - WINDOW_CHARS)
-    order = ([language] if language in _COMPILED else []) + [
-        code for code in _COMPILED if code != language
+    order = [
+        code
+        for code in ([language] if language in _COMPILED else [])
+        + [code for code in _COMPILED if code != language]
+        if code not in _SCRIPT_NEEDED or _SCRIPT_NEEDED[code].search(text)
     ]
     found: list[RefusalMatch] = []
     for kind in _KINDS:
