@@ -24,6 +24,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from canary import dashboard_selectors as sel
+from canary.judges.run import judge_pasted
 from canary.models import Decision, Endpoint
 from canary.quarantine import QuarantineError, decision_mark_false_positive, suspension_lift
 
@@ -175,6 +176,9 @@ class UserReportForm(forms.Form):
     language = forms.ChoiceField(label="Conversation language", required=False, choices=())
     symptom = forms.ChoiceField(choices=[(k, v[0]) for k, v in sel.SYMPTOMS.items()])
     generation_id = forms.CharField(label="Generation id (optional)", required=False, max_length=200)
+    reply = forms.CharField(
+        label="Reply the user saw (optional)", required=False, max_length=20_000, widget=forms.Textarea(attrs={"rows": 3})
+    )
 
     def __init__(self, *args: Any, models: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -203,6 +207,8 @@ def correlate_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:
             cd["model"], cd["at"], cd["language"], cd["symptom"], lookup.provider_name if lookup else ""
         )
         context["only_relevant"] = request.GET.get("relevant") == "1"
+        if cd["reply"].strip():
+            context["reply_judgement"] = judge_pasted(cd["reply"], cd["language"])
     return _render(request, site, "admin/canary/correlate.html", "User-report correlation", context)
 
 
