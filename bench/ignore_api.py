@@ -26,7 +26,7 @@ import httpx  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from canary.management.commands.demo import free_port  # noqa: E402
-from canary.quarantine import exclusion_add  # noqa: E402
+from canary.services.quarantine import exclusion_add  # noqa: E402
 from canary.tokens import service_token_issue  # noqa: E402
 
 MODEL = "meta-llama/llama-3.3-70b-instruct"

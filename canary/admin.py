@@ -2,7 +2,7 @@
 
 Changelists show what an operator needs first (suspended now and until when, streak, the
 last outcomes, the model's mode). Overrides are admin actions that ask for a reason and
-call the services in ``canary.quarantine``: the admin never writes policy state itself,
+call the services in ``canary.services.quarantine``: the admin never writes policy state itself,
 so every override leaves the same audit row as the command line would. A refused action
 (``QuarantineError``) is shown as a message, never a 500.
 
@@ -50,7 +50,7 @@ from canary.models import (
     ServiceToken,
 )
 from canary.probes import ALL_KINDS
-from canary.quarantine import (
+from canary.services.quarantine import (
     QuarantineError,
     decision_mark_false_positive,
     exclusion_add,

@@ -42,7 +42,10 @@ from canary.models import (
     ProbeResult,
     Round,
 )
+from canary.openrouter import GenerationNotFoundError, OpenRouterError, same_provider
 from canary.probes import ALL_KINDS
+from canary.services.client import openrouter_client
+from canary.services.ignore_list import ignore_list_get
 
 # Display labels of the probe kinds, in the canary's own order (the four probes, then the
 # round-level checks).
@@ -514,11 +517,9 @@ def ignore_lists(models: list[str], now: datetime) -> list[dict[str, Any]]:
     Per model ``{"model", "mode", "ignore": [target], "entries": [{"layer", "target",
     "reason", "by", "since", "until", "exclusion" (Exclusion or None), "endpoint" (Endpoint
     or None), "covered_by": slug or ""}], "shadow": [EndpointPolicyState]}``. The merged
-    list comes from ``canary.quarantine.ignore_list_get`` (the routing API's own answer);
+    list comes from ``canary.services.quarantine.ignore_list_get`` (the routing API's own answer);
     the rows behind it are read once for all models. 3 + 2 × models queries.
     """
-    from canary.quarantine import ignore_list_get
-
     modes = dict(ModelConfig.objects.filter(model_id__in=models).values_list("model_id", "mode"))
     exclusions: dict[str, list[Exclusion]] = defaultdict(list)
     for e in Exclusion.objects.filter(model_id__in=models, active=True).filter(
@@ -741,12 +742,9 @@ def generation_lookup(generation_id: str) -> GenerationLookup:
 
     Never raises for OpenRouter's answers: a 404 and any other failure become ``error``.
     """
-    from canary import services
-    from canary.openrouter import GenerationNotFoundError, OpenRouterError
-
     found = GenerationLookup(generation_id=generation_id)
     try:
-        client = services.openrouter_client()
+        client = openrouter_client()
     except Exception as exc:  # a misconfigured client must not take the page down
         found.error = f"The OpenRouter client is not configured: {exc}"
         return found
@@ -783,8 +781,6 @@ def report_correlate(
     "relevant", "failed", "outcomes": [outcome per round]}], "served": [tag],
     "symptom_kinds": [kind]}``. Four queries.
     """
-    from canary.openrouter import same_provider
-
     start, end = at - CORRELATION_WINDOW, at + CORRELATION_WINDOW
     symptom_kinds = SYMPTOMS.get(symptom, ("", ()))[1]
     rounds: list[dict[str, Any]] = [

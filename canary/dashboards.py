@@ -1,6 +1,6 @@
 """Staff dashboards inside the Django admin: views only (parse input, call one selector,
 render). The reads live in ``canary.dashboard_selectors``; the writes (lift, false
-positive) call ``canary.quarantine`` and show its ``QuarantineError`` as a message.
+positive) call ``canary.services.quarantine`` and show its ``QuarantineError`` as a message.
 
 Routes are added by the canary ModelAdmins' ``get_urls`` (see ``canary.admin``), so every
 page sits under ``/admin/canary/…``, is wrapped by ``AdminSite.admin_view`` (staff login)
@@ -25,7 +25,11 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from canary import dashboard_selectors as sel
 from canary.models import Decision, Endpoint
-from canary.quarantine import QuarantineError, decision_mark_false_positive, suspension_lift
+from canary.services.quarantine import (
+    QuarantineError,
+    decision_mark_false_positive,
+    suspension_lift,
+)
 
 # Who may do what (see canary/management/commands/ensure_groups.py for the groups).
 PERM_VIEW_ROUNDS = "canary.view_round"

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from canary.models import Endpoint
 from canary.openrouter import EndpointInfo
-from canary.services import endpoints_sync
+from canary.services.rounds import endpoints_sync
 from canary.simulator.fleet import FleetError, parse_fleet
 from routing.contracts import ContractError
 from routing.services import contracts_load_file

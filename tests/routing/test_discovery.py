@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from canary.openrouter import OpenRouterClient
-from canary.services import endpoints_sync
+from canary.services.rounds import endpoints_sync
 from routing.discovery import output_modes, route_name, routes_sync
 from routing.models import Route
 

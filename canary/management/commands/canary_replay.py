@@ -18,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from canary import policy
 from canary.management.commands.canary_round import parse_now
 from canary.models import EndpointRound
-from canary.quarantine import policy_settings
+from canary.services.quarantine import policy_settings
 
 
 def replay_history(

@@ -13,7 +13,7 @@ from django.utils import timezone
 from canary.identifiers import validate_model_id
 from canary.report import render_round_table
 from canary.selectors import round_report
-from canary.services import RoundError, round_run
+from canary.services.rounds import RoundError, round_run
 
 
 def parse_now(value: str | None, flag: str = "--now") -> datetime:

@@ -24,7 +24,7 @@ from django.utils import timezone
 from canary.exclusions import target_normalise
 from canary.identifiers import validate_model_id
 from canary.models import Exclusion
-from canary.quarantine import exclusion_add, exclusion_remove
+from canary.services.quarantine import exclusion_add, exclusion_remove
 
 FIELDS = {"model", "target", "reason", "evidence_url", "reviewer"}
 

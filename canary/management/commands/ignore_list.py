@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from canary.identifiers import validate_model_id
 from canary.management.commands.canary_round import parse_now
-from canary.quarantine import ignore_list_get
+from canary.services.ignore_list import ignore_list_get
 
 
 class Command(BaseCommand):

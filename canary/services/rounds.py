@@ -1,5 +1,6 @@
-"""Canary services: the writes. Views, tasks and commands call these; they call the pure
-modules (probes, outcomes, policy) and store what those decide.
+"""Round services: open a round (claim its slot, discover and sync endpoints, plan the
+probes), run it in this process, and finalise it (the round-level judgement, then the
+suspension policy through ``canary.services.quarantine``).
 """
 
 from __future__ import annotations
@@ -9,11 +10,8 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -23,15 +21,23 @@ from django.utils import timezone
 
 from canary import probes as probe_mod
 from canary.languages import validate_language
-from canary.models import Endpoint, EndpointRound, ProbeResult, Provider, Round
+from canary.models import Decision, Endpoint, EndpointRound, ProbeResult, Provider, Round
+from canary.openrouter import OpenRouterClient
 from canary.outcomes import RoundJudgement, round_judge
-from canary.probes import EndpointFacts, ProbeOutcome, ProbeSettings
-from canary.ratelimit import provider_limiter
+from canary.probes import ProbeOutcome
+from canary.services.client import openrouter_client
+from canary.services.notifications import notification_create
+from canary.services.probes_run import (
+    ProbeJob,
+    endpoint_probes_run,
+    evidence_data,
+    round_probes_done,
+)
+from canary.services.quarantine import model_config_get, suspension_apply
 from canary.verdicts import Judgement, Verdict
 
 log = logging.getLogger(__name__)
 
-EXCERPT_CHARS = 600
 ROUND_SLOT_S = 30 * 60
 PROVIDER_SEEN_EVERY = timedelta(minutes=10)
 # What discovery rewrites on every round (admin-set fields such as positive controls stay).
@@ -43,45 +49,6 @@ ENDPOINT_LISTING_FIELDS = [
 
 class RoundError(Exception):
     """A round could not run (discovery failed, bad arguments). The message says why."""
-
-
-def openrouter_client() -> Any:
-    """The process's OpenRouter client, configured from settings (no retries of its own).
-
-    One per process and configuration: an httpx client is thread-safe, keeps its
-    connections alive, and building one costs an SSL context (~20 ms of CPU), which per
-    probe was most of a Celery worker's time.
-    """
-    return _client_for(
-        settings.OPENROUTER_BASE_URL,
-        settings.OPENROUTER_API_KEY,
-        settings.OPENROUTER_REFERER,
-        settings.OPENROUTER_TITLE,
-        settings.CANARY_MAX_RESPONSE_BYTES,
-        settings.OPENROUTER_MAX_CONNECTIONS,
-        settings.OPENROUTER_POOL_SHARDS,
-    )
-
-
-@lru_cache(maxsize=8)
-def _client_for(
-    base_url: str, api_key: str, referer: str, title: str, max_response_bytes: int, max_connections: int, pool_shards: int
-) -> Any:
-    from canary.openrouter import OpenRouterClient
-
-    return OpenRouterClient(
-        base_url=base_url, api_key=api_key, referer=referer, title=title, max_response_bytes=max_response_bytes,
-        max_connections=max_connections, pool_shards=pool_shards,
-    )
-
-
-def probe_settings() -> ProbeSettings:
-    """Probe limits from Django settings."""
-    return ProbeSettings(
-        ttft_limit_s=settings.CANARY_TTFT_LIMIT_S,
-        total_timeout_s=settings.CANARY_TOTAL_TIMEOUT_S,
-        max_tokens=settings.CANARY_MAX_TOKENS,
-    )
 
 
 def round_language(now: datetime, languages: Sequence[str]) -> str:
@@ -165,57 +132,10 @@ def _language_repeats(model_id: str) -> dict[int, str]:
     return repeats
 
 
-def _jsonable(value: Any) -> Any:
-    """Evidence must survive a JSON column: judgements and odd values become plain data."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, Judgement):
-        return {"verdict": value.verdict.value, "check": value.check, "reason": value.reason, "evidence": _jsonable(value.evidence)}
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
-
-
 def _judgement_from(data: Any) -> Judgement | None:
     if not isinstance(data, dict) or "verdict" not in data:
         return None
     return Judgement(Verdict(data["verdict"]), data.get("check", ""), data.get("reason", ""), data.get("evidence") or {})
-
-
-def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> ProbeResult:
-    call = o.call
-    usage = (getattr(call, "usage", None) or {}) if call is not None else {}
-    cost = usage.get("cost")
-    j = o.judgement
-    raw = o.extra.get("raw_judgement")
-    round_data = {k: o.extra[k] for k in ("leading_signature", "corruption", "anomaly") if k in o.extra}
-    return ProbeResult(
-        round=rnd,
-        endpoint=ep,
-        kind=o.kind,
-        sample=o.sample,
-        language=o.language,
-        prompt_id=o.prompt_id,
-        verdict=j.verdict.value,
-        raw_verdict=raw.verdict.value if isinstance(raw, Judgement) else j.verdict.value,
-        check_name=j.check,
-        reason=j.reason,
-        evidence=_jsonable({**j.evidence, "_round": round_data}),
-        ttft_ms=getattr(call, "ttft_ms", None),
-        total_ms=getattr(call, "total_ms", None),
-        finish_reason=(o.reply.finish_reason or "") if o.reply is not None else "",
-        http_status=getattr(call, "http_status", None),
-        transport_kind=getattr(call, "transport_kind", None) or "",
-        serving_provider=getattr(call, "serving_provider", None) or "",
-        generation_id=getattr(call, "generation_id", None) or "",
-        reply_excerpt=(o.reply.content or "")[:EXCERPT_CHARS] if o.reply is not None else "",
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
-        cost_usd=Decimal(str(cost)) if isinstance(cost, int | float) and not isinstance(cost, bool) else Decimal(0),
-        created_at=now,
-    )
 
 
 def _outcome_from(row: ProbeResult) -> ProbeOutcome:
@@ -260,16 +180,6 @@ def spend_today_usd(model_id: str, now: datetime) -> Decimal:
     return total or Decimal(0)
 
 
-@dataclass(frozen=True)
-class ProbeJob:
-    """One probe to run: ids only, so it can travel in a Celery message."""
-
-    round_id: int
-    endpoint_id: int
-    kind: str
-    language: str
-
-
 def round_open(
     model_id: str,
     *,
@@ -277,7 +187,7 @@ def round_open(
     language: str | None = None,
     mode: str | None = None,
     trigger: str = Round.Triggers.MANUAL,
-    client: Any = None,
+    client: OpenRouterClient | None = None,
     budget_s: float | None = None,
 ) -> tuple[Round, list[ProbeJob]]:
     """Start a round: validate, claim the slot (scheduled rounds), discover, plan probes.
@@ -287,8 +197,6 @@ def round_open(
     ``SpendCapReached`` when a scheduled round would exceed the daily spend cap (a
     notification says so), ``RoundError`` when discovery fails (stored as a failed round).
     """
-    from canary.quarantine import model_config_get
-
     if language is not None:
         language = validate_language(language)
     if mode is not None and mode not in ("observe", "enforce"):
@@ -300,8 +208,6 @@ def round_open(
         spent = spend_today_usd(model_id, now)
         cap = Decimal(str(settings.CANARY_DAILY_SPEND_CAP_USD))
         if cap > 0 and spent >= cap:
-            from canary.services_notify import notification_create
-
             notification_create(
                 "spend_cap", f"daily spend cap reached for {model_id}",
                 f"${spent} spent in the last 24 h (cap ${cap}): no new rounds until it drops", model_id=model_id,
@@ -338,38 +244,6 @@ def round_open(
     rnd.expected_probes = len(jobs)
     rnd.save(update_fields=["expected_probes"])
     return rnd, jobs
-
-
-def endpoint_facts(ep: Endpoint) -> EndpointFacts:
-    """What a probe needs to know of an endpoint row."""
-    return EndpointFacts(ep.tag, ep.provider_name, ep.supports_structured_outputs)
-
-
-def probe_execute(job: ProbeJob, ep: Endpoint, client: Any = None, *, rate_limited: bool = False) -> list[ProbeOutcome]:
-    """Run one probe job without touching the database: wait for the provider's rate
-    limit (unless the caller already took this probe's slot: ``rate_limited``), pin the
-    endpoint, judge."""
-    if not rate_limited:
-        provider_limiter().acquire(ep.provider.slug)
-    return probe_mod.probe_run(job.kind, client or openrouter_client(), ep.model_id, endpoint_facts(ep), job.language, probe_settings())
-
-
-def probe_record(
-    job: ProbeJob, outcomes: Sequence[ProbeOutcome], now: datetime, *, rnd: Round | None = None, ep: Endpoint | None = None
-) -> None:
-    """Store a probe's results; a redelivered probe never creates a second result (the
-    unique constraint on round, endpoint, kind and sample; conflicts are ignored).
-    ``rnd``/``ep`` may be passed to save the look-ups."""
-    rnd = rnd or Round.objects.get(pk=job.round_id)
-    ep = ep or Endpoint.objects.get(pk=job.endpoint_id)
-    ProbeResult.objects.bulk_create([_result_row(rnd, ep, o, now) for o in outcomes], ignore_conflicts=True)
-
-
-def round_probes_done(round_id: int) -> bool:
-    """Have all planned probes of the round reported?"""
-    expected = Round.objects.values_list("expected_probes", flat=True).get(pk=round_id)
-    done = ProbeResult.objects.filter(round_id=round_id, sample=0, kind__in=probe_mod.PROBE_KINDS).count()
-    return done >= expected
 
 
 def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Round | None:
@@ -414,11 +288,22 @@ def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Rou
         fleet_min_endpoints=settings.CANARY_FLEET_MIN_ENDPOINTS,
     )
     _store_judgement(rnd, rows, ep_by_tag, by_endpoint, judged, finished_at or timezone.now())
-    from canary.quarantine import suspension_apply
-
     suspension_apply(rnd, now, rnd.mode)
     rnd.refresh_from_db()
     return rnd
+
+
+def round_endpoint_probes(round_id: int, endpoint_id: int, language: str) -> str:
+    """Run one endpoint's probes of a running round (those not reported yet) and, when
+    they were the round's last, finalise it. Returns ``"round closed"`` when the round
+    is no longer running (nothing run), else ``"done"``."""
+    rnd = Round.objects.get(pk=round_id)
+    if rnd.status != Round.Status.RUNNING:
+        return "round closed"
+    endpoint_probes_run(rnd, [ProbeJob(round_id, endpoint_id, kind, language) for kind in probe_mod.PROBE_KINDS])
+    if round_probes_done(round_id):
+        round_finalize(round_id)
+    return "done"
 
 
 def round_close_stuck(model_id: str, now_wall: datetime) -> list[int]:
@@ -437,7 +322,7 @@ def round_run(
     now: datetime,
     language: str | None = None,
     mode: str | None = None,
-    client: Any = None,
+    client: OpenRouterClient | None = None,
 ) -> Round:
     """Run one canary round of ``model_id`` in this process and return the stored ``Round``.
 
@@ -451,22 +336,12 @@ def round_run(
     started = time.monotonic()
     client = client or openrouter_client()
     rnd, jobs = round_open(model_id, now=now, language=language, mode=mode, client=client)
-    # Rows are read here, in the calling thread: pool threads never touch the database.
-    endpoints = {ep.pk: ep for ep in Endpoint.objects.filter(pk__in={j.endpoint_id for j in jobs}).select_related("provider")}
-    with ThreadPoolExecutor(max_workers=max(1, settings.CANARY_CONCURRENCY)) as pool:
-        futures = {pool.submit(probe_execute, job, endpoints[job.endpoint_id], client): job for job in jobs}
-        # Results are written from this thread only: one DB connection, no cross-thread
-        # transactions, and each row is committed as soon as its probe finishes.
-        for fut in as_completed(futures):
-            probe_record(futures[fut], fut.result(), now, rnd=rnd, ep=endpoints[futures[fut].endpoint_id])
+    endpoint_probes_run(rnd, jobs, client=client, max_workers=settings.CANARY_CONCURRENCY)
     finalized = round_finalize(rnd.pk, finished_at=now + timedelta(seconds=time.monotonic() - started))
     return finalized or Round.objects.get(pk=rnd.pk)
 
 
 def _discovery_failed(rnd: Round, error: str, now: datetime) -> None:
-    from canary.models import Decision
-    from canary.services_notify import notification_create
-
     audit = Decision.objects.create(
         model_id=rnd.model_id, round=rnd, action="discovery_failed", actor="canary",
         reason=error[:2000], evidence={"round": rnd.pk}, created_at=now,
@@ -499,7 +374,7 @@ def _store_judgement(
                 continue
             round_data = (row.evidence or {}).get("_round", {})
             row.verdict, row.check_name, row.reason = j.verdict.value, j.check, j.reason
-            row.evidence = _jsonable({**j.evidence, "fleet_rate": ev.fleet_rates.get(kind), "_round": round_data})
+            row.evidence = evidence_data({**j.evidence, "fleet_rate": ev.fleet_rates.get(kind), "_round": round_data})
             changed.append(row)
         for kind in probe_mod.ROUND_CHECKS:
             j = ev.final[kind]
@@ -507,7 +382,7 @@ def _store_judgement(
                 round=rnd, endpoint=ep, kind=kind, sample=0, language=rnd.language, prompt_id="round",
                 verdict=j.verdict.value, raw_verdict=j.evidence.get("raw_verdict", j.verdict.value),
                 check_name=j.check, reason=j.reason,
-                evidence=_jsonable({**j.evidence, "fleet_rate": ev.fleet_rates.get(kind)}), created_at=finished_at,
+                evidence=evidence_data({**j.evidence, "fleet_rate": ev.fleet_rates.get(kind)}), created_at=finished_at,
             ))
         language_outcome = next((o for o in by_endpoint[tag] if o.kind == probe_mod.LANGUAGE and o.sample == 0), None)
         evidence = dict(ev.evidence)
@@ -515,7 +390,7 @@ def _store_judgement(
             evidence["language_anomaly"] = language_outcome.language
         endpoint_rounds.append(EndpointRound(
             round=rnd, endpoint=ep, outcome=ev.outcome, severity=ev.severity,
-            evidence=_jsonable(evidence), created_at=finished_at,
+            evidence=evidence_data(evidence), created_at=finished_at,
         ))
     with transaction.atomic():
         # Upserts on the primary key: one INSERT … ON CONFLICT statement (bulk_update's

@@ -1,5 +1,6 @@
 """Route quarantine services: apply the suspension policy to a finished round, manual
-overrides (lift, false positive, mode), exclusions, and the merged ignore list.
+overrides (lift, false positive, mode) and exclusions. The merged ignore list they
+change is built and cached in ``canary.services.ignore_list``.
 
 The rules live in the pure ``canary.policy`` and ``canary.exclusions``; this module loads
 their inputs from the database, stores what they decide, and writes the audit rows.
@@ -9,14 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from canary import policy
-from canary.exclusions import ExclusionEntry, ignore_list_merge, target_matches, target_normalise
+from canary.exclusions import target_matches, target_normalise
 from canary.models import (
     Decision,
     Endpoint,
@@ -27,16 +27,10 @@ from canary.models import (
     ProbeResult,
     Round,
 )
-from canary.services_notify import notification_create
+from canary.services.ignore_list import ignore_list_changed
+from canary.services.notifications import notification_create
 
 NOTIFY_ACTIONS = {"suspended", "would_suspend", "floor_blocked", "restored"}
-
-
-def _list_changed() -> None:
-    """Clear this process's cached ignore lists once the change is committed."""
-    from canary.api import ignore_cache_clear
-
-    transaction.on_commit(ignore_cache_clear)
 
 
 class QuarantineError(ValueError):
@@ -195,30 +189,8 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
             notification_create("weak_probe", f"weak probe {kind} in round {rnd.pk}", why, model_id=rnd.model_id, decision=audit)
         rnd.mode = effective
         rnd.save(update_fields=["mode"])
-        _list_changed()
+        ignore_list_changed()
     return decisions
-
-
-def ignore_list_get(model_id: str, now: datetime) -> dict[str, Any]:
-    """The merged ignore list of ``model_id`` at ``now``:
-    ``{"model", "ignore": [...], "sources": {"reviewed", "incident", "canary"}}``.
-
-    The canary layer holds enforced suspensions in force only (observe mode is invisible
-    to routing). Targets are provider slugs or endpoint tags, as OpenRouter accepts them.
-    """
-    entries = [
-        ExclusionEntry(layer=e.layer, target=e.target, reason=e.reason, expires_at=e.expires_at)
-        for e in Exclusion.objects.filter(model_id=model_id, active=True)
-    ]
-    suspended = EndpointPolicyState.objects.filter(
-        endpoint__model_id=model_id, enforced=True, suspended_until__gt=now
-    ).select_related("endpoint")
-    entries += [
-        ExclusionEntry(layer="canary", target=s.endpoint.tag, reason="canary suspension", expires_at=s.suspended_until)
-        for s in suspended
-    ]
-    merged = ignore_list_merge(entries, now)
-    return {"model": model_id, "ignore": merged["ignore"], "sources": merged["sources"]}
 
 
 def suspension_lift(endpoint: Endpoint, *, actor: str, reason: str, now: datetime) -> Decision:
@@ -243,7 +215,7 @@ def suspension_lift(endpoint: Endpoint, *, actor: str, reason: str, now: datetim
             evidence={"was_suspended_until": was_until.isoformat()}, created_at=now,
         )
         notification_create("lift", f"lifted: {endpoint.tag} by {actor}", reason, model_id=endpoint.model_id, decision=audit)
-        _list_changed()
+        ignore_list_changed()
     return audit
 
 
@@ -312,7 +284,7 @@ def exclusion_add(
                       "expires_at": expires_at.isoformat() if expires_at else None},
             created_at=now,
         )
-        _list_changed()
+        ignore_list_changed()
     return row
 
 
@@ -331,7 +303,7 @@ def exclusion_remove(exclusion: Exclusion, *, actor: str, reason: str, now: date
             evidence={"exclusion": exclusion.pk, "layer": exclusion.layer, "target": exclusion.target},
             created_at=now,
         )
-        _list_changed()
+        ignore_list_changed()
 
 
 def exclusion_promote(exclusion: Exclusion, *, actor: str, reason: str, now: datetime, evidence_url: str = "") -> Exclusion:
