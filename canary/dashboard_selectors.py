@@ -23,14 +23,12 @@ from django.db.models import (
     Count,
     Exists,
     F,
-    FloatField,
     Max,
     OuterRef,
     Q,
     Subquery,
 )
-from django.db.models.fields.json import KT
-from django.db.models.functions import Cast, TruncDate
+from django.db.models.functions import TruncDate
 
 from canary.models import (
     Decision,
@@ -248,7 +246,6 @@ def round_results(round_id: int) -> dict[str, Any] | None:
     by_endpoint: dict[int, dict[str, Any]] = {}
     for r in ProbeResult.objects.filter(round=rnd).select_related("endpoint"):
         r.evidence_json = _pretty(r.evidence)  # type: ignore[attr-defined]
-        r.fleet_rate = (r.evidence or {}).get("fleet_rate") if isinstance(r.evidence, dict) else None  # type: ignore[attr-defined]
         group = by_endpoint.setdefault(
             r.endpoint_id, {"endpoint": r.endpoint, "er": ers.get(r.endpoint_id), "results": []}
         )
@@ -361,10 +358,11 @@ def endpoint_history(endpoint_id: int, chart_rounds: int, table_rounds: int, now
     failures: list[dict[str, Any]] = []
     for values in ProbeResult.objects.filter(endpoint=ep, sample=0, round_id__in=table_ids).values(
         "round_id", "kind", "verdict", "raw_verdict", "check_name", "reason", "ttft_ms",
-        "transport_kind", "http_status", "reply_excerpt", "serving_provider", "generation_id",
-        fleet_rate=KT("evidence__fleet_rate"),
+        "transport_kind", "http_status", "reply_excerpt", "serving_provider", "generation_id", "fleet_rate",
+        "round_reason",
     ):
         row: dict[str, Any] = dict(values)
+        row["reason"] = row.pop("round_reason") or row["reason"]
         row["excerpt"] = (row.pop("reply_excerpt") or "")[:EXCERPT_CHARS]
         row["started_at"] = started[row["round_id"]]
         cells[(row["round_id"], row["kind"])] = row
@@ -436,7 +434,7 @@ def _failed_checks(ep: Endpoint, round_ids: list[int]) -> list[dict[str, Any]]:
         .values("kind", "check_name")
         .annotate(
             failures=Count("id"),
-            recorded_fleet_rate=Avg(Cast(KT("evidence__fleet_rate"), FloatField())),
+            recorded_fleet_rate=Avg("fleet_rate"),
             last_at=Max("created_at"),
         )
         .order_by("kind", "check_name")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from canary import judges
+from canary.openrouter import Call
 from canary.prompts import (
     STATE_SCHEMA,
     Prompt,
@@ -22,7 +23,6 @@ from canary.prompts import (
     scene_prompt,
     structured_prompt,
 )
-from canary.openrouter import Call
 from canary.verdicts import Judgement, Reply, Verdict
 
 log = logging.getLogger(__name__)

@@ -71,9 +71,9 @@ def round_report(rnd: Round) -> dict[str, Any]:
                     "kind": kind,
                     "verdict": r.verdict,
                     "check": r.check_name,
-                    "reason": r.reason,
+                    "reason": r.round_reason or r.reason,
                     "ttft_ms": round(r.ttft_ms, 1) if r.ttft_ms is not None else None,
-                    "fleet_rate": (r.evidence or {}).get("fleet_rate"),
+                    "fleet_rate": r.fleet_rate,
                     "language": r.language,
                     "reply_excerpt": r.reply_excerpt[:200] if r.verdict == "fail" else "",
                 }

@@ -23,9 +23,10 @@ from canary.openrouter import OpenRouterClient
 from canary.probes import EndpointFacts, ProbeOutcome
 from canary.ratelimit import provider_limiter
 from canary.services.client import openrouter_client, probe_settings
-from canary.verdicts import Judgement
+from canary.verdicts import Judgement, Verdict
 
 EXCERPT_CHARS = 600
+NO_TEXT = object()  # a reply without text: no leading signature to judge
 
 
 @dataclass(frozen=True)
@@ -70,12 +71,15 @@ def probe_execute(job: ProbeJob, ep: Endpoint, client: OpenRouterClient | None =
 
 
 def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> ProbeResult:
+    """The row of one probe outcome: the probe's verdict and the round judgement's
+    inputs, each in its column; the final ``verdict`` is the round judgement's to write."""
     call = o.call
-    usage = (getattr(call, "usage", None) or {}) if call is not None else {}
+    usage = (call.usage or {}) if call is not None else {}
     cost = usage.get("cost")
     j = o.judgement
     raw = o.extra.get("raw_judgement")
-    round_data = {k: o.extra[k] for k in ("leading_signature", "corruption", "anomaly") if k in o.extra}
+    corruption = o.extra.get("corruption")
+    signature = o.extra.get("leading_signature", NO_TEXT)
     return ProbeResult(
         round=rnd,
         endpoint=ep,
@@ -83,24 +87,49 @@ def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> Pro
         sample=o.sample,
         language=o.language,
         prompt_id=o.prompt_id,
-        verdict=j.verdict.value,
+        probe_verdict=j.verdict.value,
         raw_verdict=raw.verdict.value if isinstance(raw, Judgement) else j.verdict.value,
         check_name=j.check,
         reason=j.reason,
-        evidence=evidence_data({**j.evidence, "_round": round_data}),
-        ttft_ms=getattr(call, "ttft_ms", None),
-        total_ms=getattr(call, "total_ms", None),
+        evidence=evidence_data(j.evidence),
+        leading_signature=None if signature is NO_TEXT else (signature or ""),
+        corruption=judgement_data(corruption) if isinstance(corruption, Judgement) else None,
+        language_anomaly=bool(o.extra.get("anomaly")),
+        ttft_ms=call.ttft_ms if call is not None else None,
+        total_ms=call.total_ms if call is not None else None,
         finish_reason=(o.reply.finish_reason or "") if o.reply is not None else "",
-        http_status=getattr(call, "http_status", None),
-        transport_kind=getattr(call, "transport_kind", None) or "",
-        serving_provider=getattr(call, "serving_provider", None) or "",
-        generation_id=getattr(call, "generation_id", None) or "",
+        http_status=call.http_status if call is not None else None,
+        transport_kind=(call.transport_kind or "") if call is not None else "",
+        serving_provider=(call.serving_provider or "") if call is not None else "",
+        generation_id=(call.generation_id or "") if call is not None else "",
         reply_excerpt=(o.reply.content or "")[:EXCERPT_CHARS] if o.reply is not None else "",
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
         cost_usd=Decimal(str(cost)) if isinstance(cost, int | float) and not isinstance(cost, bool) else Decimal(0),
         created_at=now,
     )
+
+
+def judgement_from_data(data: Any) -> Judgement | None:
+    """The inverse of ``judgement_data`` (None for anything that is not one)."""
+    if not isinstance(data, dict) or "verdict" not in data:
+        return None
+    return Judgement(Verdict(data["verdict"]), data.get("check", ""), data.get("reason", ""), data.get("evidence") or {})
+
+
+def round_inputs_of(row: ProbeResult) -> ProbeOutcome:
+    """What the round judgement reads of a stored probe result: its probe verdict and
+    the per-reply inputs from their columns (``canary.probes.round_inputs``' shape)."""
+    extra: dict[str, Any] = {}
+    if row.leading_signature is not None:
+        extra["leading_signature"] = row.leading_signature or None
+    corruption = judgement_from_data(row.corruption)
+    if corruption is not None:
+        extra["corruption"] = corruption
+    if row.language_anomaly:
+        extra["anomaly"] = True
+    judgement = Judgement(Verdict(row.probe_verdict), row.check_name, row.reason, dict(row.evidence or {}))
+    return ProbeOutcome(row.kind, row.sample, row.language, row.prompt_id, judgement, extra=extra)
 
 
 def probe_record(rnd: Round, ep: Endpoint, outcomes: Sequence[ProbeOutcome], now: datetime) -> None:

@@ -29,6 +29,7 @@ from canary.models import (
 )
 from canary.services.ignore_list import ignore_list_changed
 from canary.services.notifications import notification_create
+from canary.terms import Layer
 
 NOTIFY_ACTIONS = {"suspended", "would_suspend", "floor_blocked", "restored"}
 
@@ -105,7 +106,7 @@ def _excluded(tag: str, exclusions: Iterable[Exclusion]) -> bool:
     return any(target_matches(e.target, tag) for e in exclusions)
 
 
-def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list[policy.Decision]:
+def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list[policy.PolicyDecision]:
     """Apply the suspension policy to a completed round and store its decisions.
 
     ``mode`` overrides the model's stored mode for this round only (``canary_round
@@ -263,7 +264,7 @@ def exclusion_add(
     Raises QuarantineError for an unknown layer, a malformed target, a blank reason, or an
     expiry in the past.
     """
-    if layer not in (Exclusion.Layers.REVIEWED, Exclusion.Layers.INCIDENT):
+    if layer not in (Layer.REVIEWED, Layer.INCIDENT):
         raise QuarantineError(f"unknown layer {layer!r}; expected reviewed or incident")
     if not reason.strip():
         raise QuarantineError("an exclusion needs a reason")
@@ -311,7 +312,7 @@ def exclusion_promote(exclusion: Exclusion, *, actor: str, reason: str, now: dat
     accident): the incident row is closed and a reviewed row takes its place, both
     audited. Raises QuarantineError for a blank reason or a row that is not an active
     incident exclusion."""
-    if exclusion.layer != Exclusion.Layers.INCIDENT or not exclusion.active:
+    if exclusion.layer != Layer.INCIDENT or not exclusion.active:
         raise QuarantineError("only an active incident exclusion can be promoted")
     if not reason.strip():
         raise QuarantineError("promoting an exclusion needs a reason")
@@ -319,7 +320,7 @@ def exclusion_promote(exclusion: Exclusion, *, actor: str, reason: str, now: dat
     # target never leaves the ignore list between the two steps.
     with transaction.atomic():
         reviewed = exclusion_add(
-            exclusion.model_id, Exclusion.Layers.REVIEWED, exclusion.target, actor=actor, reason=reason, now=now,
+            exclusion.model_id, Layer.REVIEWED, exclusion.target, actor=actor, reason=reason, now=now,
             evidence_url=evidence_url or exclusion.evidence_url,
         )
         exclusion_remove(exclusion, actor=actor, reason=f"promoted to reviewed exclusion #{reviewed.pk}", now=now)

@@ -23,14 +23,15 @@ from canary import probes as probe_mod
 from canary.languages import validate_language
 from canary.models import Decision, Endpoint, EndpointRound, ProbeResult, Provider, Round
 from canary.openrouter import OpenRouterClient
-from canary.outcomes import RoundJudgement, round_judge
 from canary.probes import ProbeOutcome
+from canary.round_judgement import RoundJudgement, round_judge
 from canary.services.client import openrouter_client
 from canary.services.notifications import notification_create
 from canary.services.probes_run import (
     ProbeJob,
     endpoint_probes_run,
     evidence_data,
+    round_inputs_of,
     round_probes_done,
 )
 from canary.services.quarantine import model_config_get, suspension_apply
@@ -41,6 +42,8 @@ log = logging.getLogger(__name__)
 ROUND_SLOT_S = 30 * 60
 PROVIDER_SEEN_EVERY = timedelta(minutes=10)
 # What discovery rewrites on every round (admin-set fields such as positive controls stay).
+# What the round judgement writes on a probe row (once).
+FINAL_FIELDS = ["verdict", "round_reason", "fleet_rate"]
 ENDPOINT_LISTING_FIELDS = [
     "provider", "provider_name", "quantization", "context_length", "supported_parameters",
     "price_prompt_usd", "price_completion_usd", "active", "last_seen",
@@ -130,28 +133,6 @@ def _language_repeats(model_id: str) -> dict[int, str]:
         if lang:
             repeats[er.endpoint_id] = lang
     return repeats
-
-
-def _judgement_from(data: Any) -> Judgement | None:
-    if not isinstance(data, dict) or "verdict" not in data:
-        return None
-    return Judgement(Verdict(data["verdict"]), data.get("check", ""), data.get("reason", ""), data.get("evidence") or {})
-
-
-def _outcome_from(row: ProbeResult) -> ProbeOutcome:
-    """Rebuild what the round-level judge needs from a stored result."""
-    evidence = dict(row.evidence or {})
-    round_data = evidence.pop("_round", {}) or {}
-    extra: dict[str, Any] = {}
-    if "leading_signature" in round_data:
-        extra["leading_signature"] = round_data["leading_signature"]
-    corruption = _judgement_from(round_data.get("corruption"))
-    if corruption is not None:
-        extra["corruption"] = corruption
-    if round_data.get("anomaly"):
-        extra["anomaly"] = True
-    judgement = Judgement(Verdict(row.verdict), row.check_name, row.reason, evidence)
-    return ProbeOutcome(row.kind, row.sample, row.language, row.prompt_id, judgement, extra=extra)
 
 
 class DuplicateRound(Exception):
@@ -253,32 +234,32 @@ def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Rou
     (the last probe, the budget timer, the next trigger) exactly one proceeds; the others
     get None. A probe that never reported is stored as a ``transport_error`` for its
     endpoint, so a lost worker freezes a streak and never advances it.
+
+    The round's probe results are read once; the round judgement's final verdicts are
+    written once, in their own columns, beside each probe's own verdict (three
+    statements on ``ProbeResult`` in all).
     """
     if Round.objects.filter(pk=round_id, status=Round.Status.RUNNING).update(status=Round.Status.FINALIZING) != 1:
         return None
     rnd = Round.objects.get(pk=round_id)
-    now = rnd.started_at
-    endpoints = list(Endpoint.objects.filter(model_id=rnd.model_id, active=True))
-    reported = set(
-        ProbeResult.objects.filter(round=rnd, sample=0).values_list("endpoint_id", "kind")
-    )
+    rows = list(ProbeResult.objects.filter(round=rnd).exclude(kind__in=probe_mod.ROUND_CHECKS).select_related("endpoint"))
+    reported = {(row.endpoint_id, row.kind) for row in rows if row.sample == 0}
+    lost_at = timezone.now()
     missing = [
         ProbeResult(
-            round=rnd, endpoint=ep, kind=kind, sample=0, language=rnd.language, verdict=Verdict.TRANSPORT_ERROR.value,
-            raw_verdict=Verdict.TRANSPORT_ERROR.value, check_name="probe_lost", transport_kind="lost",
+            round=rnd, endpoint=ep, kind=kind, sample=0, language=rnd.language, probe_verdict=Verdict.TRANSPORT_ERROR,
+            raw_verdict=Verdict.TRANSPORT_ERROR, check_name="probe_lost", transport_kind="lost",
             reason="the probe never reported before the round's time budget ran out (lost worker?)",
-            evidence={}, created_at=timezone.now(),
+            evidence={}, created_at=lost_at,
         )
-        for ep in endpoints
+        for ep in Endpoint.objects.filter(model_id=rnd.model_id, active=True)
         for kind in probe_mod.PROBE_KINDS
         if (ep.pk, kind) not in reported
     ]
-    ProbeResult.objects.bulk_create(missing, ignore_conflicts=True)
-    rows = list(ProbeResult.objects.filter(round=rnd).select_related("endpoint").exclude(kind__in=probe_mod.ROUND_CHECKS))
     by_endpoint: dict[str, list[ProbeOutcome]] = defaultdict(list)
     ep_by_tag: dict[str, Endpoint] = {}
-    for row in rows:
-        by_endpoint[row.endpoint.tag].append(_outcome_from(row))
+    for row in rows + missing:
+        by_endpoint[row.endpoint.tag].append(round_inputs_of(row))
         ep_by_tag[row.endpoint.tag] = row.endpoint
     controls = {ep.tag: list(ep.positive_control_kinds or []) for ep in ep_by_tag.values() if ep.positive_control_kinds}
     judged = round_judge(
@@ -287,8 +268,8 @@ def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Rou
         fleet_fail_share=settings.CANARY_FLEET_FAIL_SHARE,
         fleet_min_endpoints=settings.CANARY_FLEET_MIN_ENDPOINTS,
     )
-    _store_judgement(rnd, rows, ep_by_tag, by_endpoint, judged, finished_at or timezone.now())
-    suspension_apply(rnd, now, rnd.mode)
+    _store_judgement(rnd, rows, missing, ep_by_tag, judged, finished_at or timezone.now())
+    suspension_apply(rnd, rnd.started_at, rnd.mode)
     rnd.refresh_from_db()
     return rnd
 
@@ -349,45 +330,51 @@ def _discovery_failed(rnd: Round, error: str, now: datetime) -> None:
     notification_create("discovery_failed", f"discovery failed for {rnd.model_id}", error, model_id=rnd.model_id, decision=audit)
 
 
+def _final_onto(row: ProbeResult, final: Judgement, fleet_rate: float | None) -> None:
+    """The round judgement's verdict on a probe row, beside the probe's own: the reason
+    is kept only when the round changed the verdict or the reason."""
+    row.verdict = final.verdict.value
+    row.round_reason = final.reason if (final.verdict.value != row.probe_verdict or final.reason != row.reason) else ""
+    row.fleet_rate = fleet_rate
+
+
 def _store_judgement(
     rnd: Round,
     rows: list[ProbeResult],
+    missing: list[ProbeResult],
     ep_by_tag: dict[str, Endpoint],
-    by_endpoint: dict[str, list[ProbeOutcome]],
     judged: RoundJudgement,
     finished_at: datetime,
 ) -> None:
-    """Write the round-level judgement in a constant number of statements: the final
-    verdicts onto the probes' own rows, one row per endpoint and round check, one
-    ``EndpointRound`` per endpoint (upserts: a second finaliser cannot get here, but a
-    replayed history may)."""
-    first_rows = {(row.endpoint.tag, row.kind): row for row in rows if row.sample == 0}
-    changed: list[ProbeResult] = []
+    """Write the round judgement in a constant number of statements: the final verdicts
+    beside the probes' own (existing rows: only the final columns), the lost probes and
+    one row per endpoint and round check, one ``EndpointRound`` per endpoint (upserts: a
+    second finaliser cannot get here, but a replayed history may)."""
+    first_rows = {(row.endpoint.tag, row.kind): row for row in rows + missing if row.sample == 0}
+    for row in rows:
+        if row.sample > 0:  # confirmation samples: the round judges only the probe's decision
+            row.verdict, row.round_reason, row.fleet_rate = row.probe_verdict, "", None
     checks: list[ProbeResult] = []
     endpoint_rounds: list[EndpointRound] = []
     for tag, ev in judged.endpoints.items():
         ep = ep_by_tag[tag]
         for kind in probe_mod.PROBE_KINDS:
             j = ev.final.get(kind)
-            row = first_rows.get((tag, kind))
-            if j is None or row is None:
-                continue
-            round_data = (row.evidence or {}).get("_round", {})
-            row.verdict, row.check_name, row.reason = j.verdict.value, j.check, j.reason
-            row.evidence = evidence_data({**j.evidence, "fleet_rate": ev.fleet_rates.get(kind), "_round": round_data})
-            changed.append(row)
+            first = first_rows.get((tag, kind))
+            if j is not None and first is not None:
+                _final_onto(first, j, ev.fleet_rates.get(kind))
         for kind in probe_mod.ROUND_CHECKS:
             j = ev.final[kind]
+            raw = j.evidence.get("raw_verdict", j.verdict.value)
             checks.append(ProbeResult(
                 round=rnd, endpoint=ep, kind=kind, sample=0, language=rnd.language, prompt_id="round",
-                verdict=j.verdict.value, raw_verdict=j.evidence.get("raw_verdict", j.verdict.value),
-                check_name=j.check, reason=j.reason,
-                evidence=evidence_data({**j.evidence, "fleet_rate": ev.fleet_rates.get(kind)}), created_at=finished_at,
+                verdict=j.verdict.value, probe_verdict=raw, raw_verdict=raw, check_name=j.check, reason=j.reason,
+                fleet_rate=ev.fleet_rates.get(kind), evidence=evidence_data(j.evidence), created_at=finished_at,
             ))
-        language_outcome = next((o for o in by_endpoint[tag] if o.kind == probe_mod.LANGUAGE and o.sample == 0), None)
         evidence = dict(ev.evidence)
-        if language_outcome is not None and language_outcome.extra.get("anomaly"):
-            evidence["language_anomaly"] = language_outcome.language
+        language_row = first_rows.get((tag, probe_mod.LANGUAGE))
+        if language_row is not None and language_row.language_anomaly:
+            evidence["language_anomaly"] = language_row.language
         endpoint_rounds.append(EndpointRound(
             round=rnd, endpoint=ep, outcome=ev.outcome, severity=ev.severity,
             evidence=evidence_data(evidence), created_at=finished_at,
@@ -396,22 +383,22 @@ def _store_judgement(
         # Upserts on the primary key: one INSERT … ON CONFLICT statement (bulk_update's
         # CASE WHEN per row and field costs far more CPU to build).
         ProbeResult.objects.bulk_create(
-            changed, update_conflicts=True, unique_fields=["id"], update_fields=["verdict", "check_name", "reason", "evidence"]
+            rows, update_conflicts=True, unique_fields=["id"],
+            update_fields=FINAL_FIELDS,
         )
+        # A lost probe that reports after all is overwritten: the row keeps what was judged.
         ProbeResult.objects.bulk_create(
-            checks, update_conflicts=True, unique_fields=["round", "endpoint", "kind", "sample"],
-            update_fields=["language", "prompt_id", "verdict", "raw_verdict", "check_name", "reason", "evidence", "created_at"],
+            missing + checks, update_conflicts=True, unique_fields=["round", "endpoint", "kind", "sample"],
+            update_fields=[*FINAL_FIELDS, "language", "prompt_id", "probe_verdict", "raw_verdict", "check_name", "reason",
+                           "evidence", "transport_kind", "created_at"],
         )
         EndpointRound.objects.bulk_create(
             endpoint_rounds, update_conflicts=True, unique_fields=["round", "endpoint"],
             update_fields=["outcome", "severity", "evidence", "created_at"],
         )
-        totals = ProbeResult.objects.filter(round=rnd).aggregate(
-            prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"), cost=Sum("cost_usd")
-        )
-        rnd.prompt_tokens = totals["prompt"] or 0
-        rnd.completion_tokens = totals["completion"] or 0
-        rnd.cost_usd = totals["cost"] or Decimal(0)
+        rnd.prompt_tokens = sum(row.prompt_tokens for row in rows)
+        rnd.completion_tokens = sum(row.completion_tokens for row in rows)
+        rnd.cost_usd = sum((row.cost_usd for row in rows), Decimal(0))
         rnd.weak_probes = judged.weak_probes
         rnd.status = Round.Status.COMPLETED
         rnd.finished_at = finished_at
