@@ -59,6 +59,7 @@ from canary.services.quarantine import (
     mode_set,
     suspension_lift,
 )
+from canary.terms import Action, Layer, Mode, Outcome
 from canary.tokens import service_token_issue, service_token_revoke
 
 PERM_ADD_INCIDENT = "canary.add_exclusion"
@@ -317,7 +318,7 @@ class EndpointAdmin(DashboardRoutes, admin.ModelAdmin[Endpoint]):
 
     @admin.display(description="mode")
     def mode(self, obj: Endpoint) -> str:
-        return getattr(obj, "mode", None) or "observe"
+        return getattr(obj, "mode", None) or Mode.OBSERVE
 
     @admin.display(description="positive control of")
     def controls(self, obj: Endpoint) -> str:
@@ -343,7 +344,7 @@ class EndpointAdmin(DashboardRoutes, admin.ModelAdmin[Endpoint]):
         def apply(ep: Endpoint, data: dict[str, Any]) -> str:
             now = timezone.now()
             exclusion_add(
-                ep.model_id, "incident", ep.tag, actor=_actor(request), reason=data["reason"], now=now,
+                ep.model_id, Layer.INCIDENT, ep.tag, actor=_actor(request), reason=data["reason"], now=now,
                 expires_at=now + timedelta(hours=data["expires_in_hours"]), evidence_url=data["evidence_url"],
             )
             return f"Excluded {ep.tag} for {data['expires_in_hours']} h (incident)."
@@ -361,7 +362,7 @@ class EndpointAdmin(DashboardRoutes, admin.ModelAdmin[Endpoint]):
 @admin.register(Round)
 class RoundAdmin(DashboardRoutes, ReadOnlyAdmin):
     list_display = (
-        "started_at", "model_id", "language", "mode", "status", "endpoints", "fails", "frozen",
+        "started_at", "model_id", "language", "mode", "status", "endpoints", "fails", "frozen_endpoints",
         "weak", "cost_usd", "results_link",
     )
     list_filter = ("model_id", "status", "mode", "language")
@@ -376,7 +377,7 @@ class RoundAdmin(DashboardRoutes, ReadOnlyAdmin):
             .annotate(
                 n_endpoints=Count("endpoint_rounds"),
                 n_fail=Count("endpoint_rounds", filter=Q(endpoint_rounds__outcome="fail")),
-                n_frozen=Count("endpoint_rounds", filter=Q(endpoint_rounds__outcome="frozen")),
+                n_frozen=Count("endpoint_rounds", filter=Q(endpoint_rounds__outcome=Outcome.FROZEN)),
             )
         )
 
@@ -388,8 +389,8 @@ class RoundAdmin(DashboardRoutes, ReadOnlyAdmin):
     def fails(self, obj: Round) -> int:
         return getattr(obj, "n_fail", 0)
 
-    @admin.display(description="frozen", ordering="n_frozen")
-    def frozen(self, obj: Round) -> int:
+    @admin.display(description=Outcome.FROZEN, ordering="n_frozen")
+    def frozen_endpoints(self, obj: Round) -> int:
         return getattr(obj, "n_frozen", 0)
 
     @admin.display(description="weak probes")
@@ -466,7 +467,7 @@ class ModelConfigAdmin(ReadOnlyAdmin):
 
         explain = (
             "Enforce: canary suspensions enter the ignore list and routing avoids the endpoints."
-            if mode == "enforce"
+            if mode == Mode.ENFORCE
             else "Observe: the canary only records what it would suspend; routing sees no change."
         )
         return _ask_reason(
@@ -476,11 +477,11 @@ class ModelConfigAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Switch the selected models to enforce mode…", permissions=["mode"])
     def switch_to_enforce(self, request: HttpRequest, queryset: QuerySet[ModelConfig]) -> TemplateResponse | None:
-        return self._switch(request, queryset, "enforce")
+        return self._switch(request, queryset, Mode.ENFORCE)
 
     @admin.action(description="Switch the selected models to observe mode…", permissions=["mode"])
     def switch_to_observe(self, request: HttpRequest, queryset: QuerySet[ModelConfig]) -> TemplateResponse | None:
-        return self._switch(request, queryset, "observe")
+        return self._switch(request, queryset, Mode.OBSERVE)
 
 
 @admin.register(EndpointPolicyState)
@@ -526,7 +527,7 @@ class EndpointPolicyStateAdmin(ReadOnlyAdmin):
 class DecisionAdmin(DashboardRoutes, ReadOnlyAdmin):
     list_display = (
         "created_at", "action", "model_id", "endpoint_tag", "mode", "actor", "reason_short",
-        "suspended_until", "round_link", "refers", "false_positive",
+        "suspended_until", "round_link", "refers", "marked_false_positive",
     )
     list_filter = ("action", "model_id", "mode", "actor")
     search_fields = ("reason", "endpoint__tag", "actor")
@@ -535,10 +536,10 @@ class DecisionAdmin(DashboardRoutes, ReadOnlyAdmin):
     actions = ("mark_false_positive",)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Decision]:
-        marked = Decision.objects.filter(refers_to=OuterRef("pk"), action="false_positive")
+        marked = Decision.objects.filter(refers_to=OuterRef("pk"), action=Action.FALSE_POSITIVE)
         return super().get_queryset(request).annotate(marked_fp=Exists(marked))
 
-    def has_false_positive_permission(self, request: HttpRequest) -> bool:
+    def has_mark_false_positive_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(PERM_MARK_FALSE_POSITIVE)
 
     @admin.display(description="endpoint", ordering="endpoint__tag")
@@ -563,12 +564,12 @@ class DecisionAdmin(DashboardRoutes, ReadOnlyAdmin):
         return format_html('<a href="{}">#{}</a>', url, obj.refers_to_id)
 
     @admin.display(description="false positive", boolean=True)
-    def false_positive(self, obj: Decision) -> bool | None:
-        if obj.action not in ("suspended", "would_suspend"):
+    def marked_false_positive(self, obj: Decision) -> bool | None:
+        if obj.action not in (Action.SUSPENDED, Action.WOULD_SUSPEND):
             return None
         return bool(getattr(obj, "marked_fp", False))
 
-    @admin.action(description="Mark the selected suspensions false positives…", permissions=["false_positive"])
+    @admin.action(description="Mark the selected suspensions false positives…", permissions=["mark_false_positive"])
     def mark_false_positive(self, request: HttpRequest, queryset: QuerySet[Decision]) -> TemplateResponse | None:
         def apply(decision: Decision, data: dict[str, Any]) -> str:
             decision_mark_false_positive(decision, actor=_actor(request), reason=data["reason"], now=timezone.now())
@@ -603,7 +604,7 @@ class ExclusionAddForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if data.get("layer") == "incident" and not data.get("expires_at"):
+        if data.get("layer") == Layer.INCIDENT and not data.get("expires_at"):
             self.add_error("expires_at", "An incident exclusion needs an expiry.")
         return data
 
@@ -665,8 +666,8 @@ class ExclusionAdmin(DashboardRoutes, ReadOnlyAdmin):
             from django.core.exceptions import PermissionDenied
 
             raise PermissionDenied
-        layers = (["incident"] if request.user.has_perm(PERM_ADD_INCIDENT) else []) + (
-            ["reviewed"] if request.user.has_perm(PERM_REVIEW) else []
+        layers: list[str] = ([Layer.INCIDENT.value] if request.user.has_perm(PERM_ADD_INCIDENT) else []) + (
+            [Layer.REVIEWED.value] if request.user.has_perm(PERM_REVIEW) else []
         )
         initial = {
             "model_id": request.GET.get("model_id", ""),
@@ -705,7 +706,7 @@ class ExclusionAdmin(DashboardRoutes, ReadOnlyAdmin):
     @admin.action(description="Remove the selected exclusions…", permissions=["remove"])
     def remove_exclusions(self, request: HttpRequest, queryset: QuerySet[Exclusion]) -> TemplateResponse | None:
         def apply(exclusion: Exclusion, data: dict[str, Any]) -> str:
-            needed = PERM_REVIEW if exclusion.layer == "reviewed" else PERM_CHANGE_INCIDENT
+            needed = PERM_REVIEW if exclusion.layer == Layer.REVIEWED else PERM_CHANGE_INCIDENT
             if not request.user.has_perm(needed):
                 raise QuarantineError(f"removing a {exclusion.layer} exclusion needs the {needed} permission")
             if not exclusion.active:

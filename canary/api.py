@@ -17,6 +17,7 @@ from django.views.decorators.csrf import csrf_exempt
 from canary.exclusions import provider_object
 from canary.identifiers import validate_model_id
 from canary.services.ignore_list import ignore_list_cached
+from canary.terms import Layer
 from canary.tokens import service_token_verify
 
 
@@ -129,7 +130,7 @@ OPENAPI: dict[str, Any] = {
                     "ignore": {"type": "array", "items": {"type": "string"}, "description": "provider slugs or endpoint tags for OpenRouter's provider.ignore"},
                     "sources": {
                         "type": "object",
-                        "properties": {k: {"type": "array", "items": {"type": "string"}} for k in ("reviewed", "incident", "canary")},
+                        "properties": {k: {"type": "array", "items": {"type": "string"}} for k in Layer},
                     },
                     "generated_at": {"type": "string", "format": "date-time"},
                 },

@@ -44,6 +44,8 @@ from canary.openrouter import GenerationNotFoundError, OpenRouterError, same_pro
 from canary.probes import ALL_KINDS
 from canary.services.client import openrouter_client
 from canary.services.ignore_list import ignore_list_get
+from canary.terms import Action, Mode
+from canary.verdicts import Verdict
 
 # Display labels of the probe kinds, in the canary's own order (the four probes, then the
 # round-level checks).
@@ -82,9 +84,11 @@ RECENT_FAILURES = 12
 EXCERPT_CHARS = 240
 
 # The letter a health-matrix cell shows for the policy's action in that round.
-ACTION_LETTERS = {"suspended": "S", "would_suspend": "W", "floor_blocked": "F", "restored": "R", "expired": "E"}
-_END_ACTIONS = ("restored", "expired", "lifted")
-_START_ACTIONS = ("suspended", "would_suspend")
+ACTION_LETTERS = {
+    Action.SUSPENDED: "S", Action.WOULD_SUSPEND: "W", Action.FLOOR_BLOCKED: "F", Action.RESTORED: "R", Action.EXPIRED: "E",
+}
+_END_ACTIONS = (Action.RESTORED, Action.EXPIRED, Action.LIFTED)
+_START_ACTIONS = (Action.SUSPENDED, Action.WOULD_SUSPEND)
 
 
 def clamp(value: Any, default: int, maximum: int, minimum: int = 1) -> int:
@@ -219,7 +223,7 @@ def health_matrix(model_id: str, rounds: int, now: datetime) -> dict[str, Any]:
         )
         for r in rnds
     ]
-    mode = ModelConfig.objects.filter(model_id=model_id).values_list("mode", flat=True).first() or "observe"
+    mode = ModelConfig.objects.filter(model_id=model_id).values_list("mode", flat=True).first() or Mode.OBSERVE
     return {"model": model_id, "mode": mode, "columns": columns, "rows": rows, "counts": dict(counts)}
 
 
@@ -403,14 +407,14 @@ def endpoint_history(endpoint_id: int, chart_rounds: int, table_rounds: int, now
     decisions = list(
         Decision.objects.filter(endpoint=ep)
         .select_related("round")
-        .annotate(marked_fp=Exists(Decision.objects.filter(refers_to=OuterRef("pk"), action="false_positive")))
+        .annotate(marked_fp=Exists(Decision.objects.filter(refers_to=OuterRef("pk"), action=Action.FALSE_POSITIVE)))
         .order_by("-created_at", "-id")[:TIMELINE_DECISIONS]
     )
     window_end = max(now, state.suspended_until) if state and state.suspended_until else now
     timeline = _timeline(decisions, window_start, window_end)
     return EndpointHistory(
         endpoint=ep,
-        mode=getattr(ep, "mode", None) or "observe",
+        mode=getattr(ep, "mode", None) or Mode.OBSERVE,
         state=state,
         state_label=_state_label(state, now),
         window_start=window_start,
@@ -449,7 +453,7 @@ def _failed_checks(ep: Endpoint, round_ids: list[int]) -> list[dict[str, Any]]:
     endpoints_failing: dict[tuple[str, str], int] = {}
     for row in (
         ProbeResult.objects.filter(
-            round_id__in=round_ids, sample=0, kind__in=kinds, verdict__in=("pass", "fail", "inconclusive")
+            round_id__in=round_ids, sample=0, kind__in=kinds, verdict__in=(Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE)
         )
         .values("kind", "check_name", "verdict")
         .annotate(n=Count("id"), endpoints=Count("endpoint_id", distinct=True))
@@ -561,7 +565,7 @@ def ignore_lists(models: list[str], now: datetime) -> list[dict[str, Any]]:
         out.append(
             {
                 "model": model,
-                "mode": modes.get(model, "observe"),
+                "mode": modes.get(model, Mode.OBSERVE),
                 "ignore": merged["ignore"],
                 "sources": merged["sources"],
                 "entries": entries,
@@ -585,7 +589,7 @@ def observe_report(model_id: str, since: datetime) -> dict[str, Any]:
     are counted separately in ``suspended_total``/``suspended_false_positives``.
     Four queries.
     """
-    fp = Exists(Decision.objects.filter(refers_to=OuterRef("pk"), action="false_positive"))
+    fp = Exists(Decision.objects.filter(refers_to=OuterRef("pk"), action=Action.FALSE_POSITIVE))
     base = Decision.objects.filter(model_id=model_id, created_at__gte=since, action__in=_START_ACTIONS)
     totals = {
         row["action"]: row
@@ -594,7 +598,7 @@ def observe_report(model_id: str, since: datetime) -> dict[str, Any]:
         .annotate(n=Count("id"), fps=Count("id", filter=Q(fp=True)))
         .order_by()
     }
-    would = totals.get("would_suspend", {"n": 0, "fps": 0})
+    would = totals.get(Action.WOULD_SUSPEND, {"n": 0, "fps": 0})
     enforced = totals.get("suspended", {"n": 0, "fps": 0})
     by_endpoint = [
         {
@@ -604,7 +608,7 @@ def observe_report(model_id: str, since: datetime) -> dict[str, Any]:
             "false_positives": row["fps"],
             "fp_rate": row["fps"] / row["n"] if row["n"] else None,
         }
-        for row in base.filter(action="would_suspend")
+        for row in base.filter(action=Action.WOULD_SUSPEND)
         .annotate(fp=fp)
         .values("endpoint_id", "endpoint__tag")
         .annotate(n=Count("id"), fps=Count("id", filter=Q(fp=True)))
@@ -612,7 +616,7 @@ def observe_report(model_id: str, since: datetime) -> dict[str, Any]:
     ]
     daily: dict[str, dict[str, int]] = {}
     for row in (
-        base.filter(action="would_suspend")
+        base.filter(action=Action.WOULD_SUSPEND)
         .annotate(fp=fp, day=TruncDate("created_at"))
         .values("day")
         .annotate(n=Count("id"), fps=Count("id", filter=Q(fp=True)))
@@ -620,7 +624,7 @@ def observe_report(model_id: str, since: datetime) -> dict[str, Any]:
     ):
         daily[row["day"].isoformat()] = {"n": row["n"], "fps": row["fps"]}
     decisions = list(
-        base.filter(action="would_suspend")
+        base.filter(action=Action.WOULD_SUSPEND)
         .select_related("endpoint", "round")
         .annotate(marked_fp=fp)
         .order_by("-created_at", "-id")[: OBSERVE_LIST_MAX + 1]
@@ -637,7 +641,7 @@ def observe_report(model_id: str, since: datetime) -> dict[str, Any]:
         "chart": {
             "days": list(daily),
             "confirmed": [d["n"] - d["fps"] for d in daily.values()],
-            "false_positive": [d["fps"] for d in daily.values()],
+            "false_positive": [d["fps"] for d in daily.values()],  # vocabulary: a chart series
         },
         "decisions": decisions[:OBSERVE_LIST_MAX],
         "truncated": len(decisions) > OBSERVE_LIST_MAX,
@@ -806,7 +810,7 @@ def report_correlate(
         row["excerpt"] = (row.pop("reply_excerpt") or "")[:EXCERPT_CHARS]
         row["kind_label"] = KIND_LABELS.get(row["kind"], row["kind"])
         row["served"] = bool(provider_name) and same_provider(row["provider"], provider_name)
-        row["relevant"] = row["kind"] in symptom_kinds and row["verdict"] not in ("pass", "not_applicable")
+        row["relevant"] = row["kind"] in symptom_kinds and row["verdict"] not in (Verdict.PASS, Verdict.NOT_APPLICABLE)
         row["language_match"] = bool(language) and row["language"] == language
         ep = endpoints.setdefault(
             row["endpoint_id"],

@@ -309,7 +309,7 @@ def dashboard_urls(site: admin.AdminSite, model_name: str) -> list[URLPattern]:
         "exclusion": [("ignore-list/", ignore_list_view, "ignore_list")],
         "decision": [
             ("observe-report/", observe_report_view, "observe_report"),
-            ("<int:decision_id>/false-positive/", false_positive_view, "false_positive"),
+            ("<int:decision_id>/false-positive/", false_positive_view, "false_positive"),  # vocabulary: a URL name
         ],
         "proberesult": [("correlate/", correlate_view, "correlate")],
     }

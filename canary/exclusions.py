@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, TypedDict
 
-LAYERS: Final = ("reviewed", "incident", "canary")
+from canary.terms import Layer
+
+LAYERS: Final = tuple(Layer)
 
 # Slugs as OpenRouter spells them: lower case, digits, hyphens (``google-vertex``,
 # ``z-ai``); dots and underscores are allowed so no real slug is refused. A tag is

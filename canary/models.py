@@ -313,7 +313,7 @@ class Exclusion(models.Model):
     (one endpoint) for one model. Removal deactivates the row; nothing is deleted."""
 
     model_id = models.CharField(max_length=200)
-    layer = models.CharField(max_length=16, choices=[(Layer.REVIEWED.value, "reviewed"), (Layer.INCIDENT.value, "incident")])
+    layer = models.CharField(max_length=16, choices=[(layer.value, layer.value) for layer in (Layer.REVIEWED, Layer.INCIDENT)])
     target = models.CharField(max_length=200, help_text="provider slug (e.g. dynamo) or endpoint tag (e.g. borealis/fp8)")
     reason = models.TextField()
     evidence_url = models.URLField(blank=True)

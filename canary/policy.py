@@ -318,13 +318,13 @@ def _advance(
                 # Observe mode changes nothing routing sees, and lifting a real
                 # suspension (left from an enforce period) would; it runs to its end.
                 step.reason = (
-                    f"{_rounds(state.clean_streak, 'clean')} would restore early, but observe "
+                    f"{_rounds(state.clean_streak, Outcome.CLEAN)} would restore early, but observe "
                     f"mode leaves the real suspension in force until {until}"
                 )
             else:
                 step.action = Action.RESTORED
                 step.reason = (
-                    f"{_rounds(state.clean_streak, 'clean')} while suspended (frozen rounds "
+                    f"{_rounds(state.clean_streak, Outcome.CLEAN)} while suspended (frozen rounds "
                     "skipped): restored early with a fresh streak"
                 )
                 state = _returned(state)

@@ -111,7 +111,7 @@ def transport_judgement(call: Call) -> Judgement | None:
     A 403 moderation error is the host refusing content: a ``moderation`` judgement that
     the refusal probe turns into a failure.
     """
-    if call.outcome == "transport_error":
+    if call.outcome == "transport_error":  # vocabulary: the client's call outcome, not a verdict
         if call.transport_kind == "moderation":
             return Judgement(
                 Verdict.FAIL,

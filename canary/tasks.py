@@ -33,6 +33,7 @@ from canary.services.rounds import (
     round_finalize,
     round_open,
 )
+from canary.terms import Action
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def round_start_task(model_id: str, now_iso: str | None = None) -> dict[str, Any
         log.warning("%s", cap)
         return {"status": "spend_cap", "message": str(cap), "closed": closed}
     except RoundError as exc:
-        return {"status": "discovery_failed", "message": str(exc), "closed": closed}
+        return {"status": Action.DISCOVERY_FAILED, "message": str(exc), "closed": closed}
     by_endpoint = {(job.endpoint_id, job.language) for job in jobs}
     for endpoint_id, language in sorted(by_endpoint):
         endpoint_probes_task.delay(rnd.pk, endpoint_id, language)

@@ -29,9 +29,10 @@ from canary.models import (
 )
 from canary.services.ignore_list import ignore_list_changed
 from canary.services.notifications import notification_create
-from canary.terms import Layer
+from canary.terms import Action, Layer, Mode, Outcome
+from canary.verdicts import Verdict
 
-NOTIFY_ACTIONS = {"suspended", "would_suspend", "floor_blocked", "restored"}
+NOTIFY_ACTIONS = {Action.SUSPENDED, Action.WOULD_SUSPEND, Action.FLOOR_BLOCKED, Action.RESTORED}
 
 
 class QuarantineError(ValueError):
@@ -127,7 +128,7 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
         completed_any = set(
             ProbeResult.objects.filter(round=rnd, transport_kind="", sample=0)
             .exclude(kind__in=("leading_garbage", "corruption"))
-            .exclude(verdict="not_applicable")
+            .exclude(verdict=Verdict.NOT_APPLICABLE)
             .values_list("endpoint__tag", flat=True)
         )
         inputs = [
@@ -137,7 +138,7 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
                 severity=er.severity,
                 excluded=_excluded(er.endpoint.tag, exclusions),
                 # Every probe a transport error: the endpoint is effectively down.
-                down=er.outcome == "frozen" and er.endpoint.tag not in completed_any,
+                down=er.outcome == Outcome.FROZEN and er.endpoint.tag not in completed_any,
             )
             for er in ers
         ]
@@ -184,10 +185,10 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
                 )
         for kind, why in (rnd.weak_probes or {}).items():
             audit = Decision.objects.create(
-                model_id=rnd.model_id, round=rnd, action="weak_probe", mode=effective, actor="canary",
+                model_id=rnd.model_id, round=rnd, action=Action.WEAK_PROBE, mode=effective, actor="canary",
                 reason=f"{kind}: {why}", evidence={"round": rnd.pk, "kind": kind}, created_at=now,
             )
-            notification_create("weak_probe", f"weak probe {kind} in round {rnd.pk}", why, model_id=rnd.model_id, decision=audit)
+            notification_create(Action.WEAK_PROBE, f"weak probe {kind} in round {rnd.pk}", why, model_id=rnd.model_id, decision=audit)
         rnd.mode = effective
         rnd.save(update_fields=["mode"])
         ignore_list_changed()
@@ -212,7 +213,7 @@ def suspension_lift(endpoint: Endpoint, *, actor: str, reason: str, now: datetim
         row.clean_streak = 0
         row.save()
         audit = Decision.objects.create(
-            model_id=endpoint.model_id, endpoint=endpoint, action="lifted", actor=actor, reason=reason,
+            model_id=endpoint.model_id, endpoint=endpoint, action=Action.LIFTED, actor=actor, reason=reason,
             evidence={"was_suspended_until": was_until.isoformat()}, created_at=now,
         )
         notification_create("lift", f"lifted: {endpoint.tag} by {actor}", reason, model_id=endpoint.model_id, decision=audit)
@@ -226,20 +227,20 @@ def decision_mark_false_positive(decision: Decision, *, actor: str, reason: str,
     suspension, or one already marked."""
     if not reason.strip():
         raise QuarantineError("marking a false positive needs a reason")
-    if decision.action not in ("suspended", "would_suspend"):
+    if decision.action not in (Action.SUSPENDED, Action.WOULD_SUSPEND):
         raise QuarantineError(f"only suspensions can be false positives, not {decision.action!r}")
-    if decision.followups.filter(action="false_positive").exists():
+    if decision.followups.filter(action=Action.FALSE_POSITIVE).exists():
         raise QuarantineError("this decision is already marked a false positive")
     return Decision.objects.create(
         model_id=decision.model_id, endpoint=decision.endpoint, round=decision.round, refers_to=decision,
-        action="false_positive", actor=actor, reason=reason, evidence={"decision": decision.pk}, created_at=now,
+        action=Action.FALSE_POSITIVE, actor=actor, reason=reason, evidence={"decision": decision.pk}, created_at=now,
     )
 
 
 def mode_set(model_id: str, mode: str, *, actor: str, reason: str, now: datetime) -> Decision:
     """Switch a model between observe and enforce. Raises QuarantineError for an unknown
     mode or a blank reason."""
-    if mode not in ("observe", "enforce"):
+    if mode not in (Mode.OBSERVE, Mode.ENFORCE):
         raise QuarantineError(f"unknown mode {mode!r}; expected observe or enforce")
     if not reason.strip():
         raise QuarantineError("changing the mode needs a reason")
@@ -250,7 +251,7 @@ def mode_set(model_id: str, mode: str, *, actor: str, reason: str, now: datetime
         config.updated_by = actor
         config.save()
         return Decision.objects.create(
-            model_id=model_id, action="mode_changed", mode=mode, actor=actor, reason=reason,
+            model_id=model_id, action=Action.MODE_CHANGED, mode=mode, actor=actor, reason=reason,
             evidence={"from": old, "to": mode}, created_at=now,
         )
 
@@ -280,7 +281,7 @@ def exclusion_add(
             created_by=actor, created_at=now, expires_at=expires_at, source_file=source_file,
         )
         Decision.objects.create(
-            model_id=model_id, action="exclusion_added", actor=actor, reason=reason,
+            model_id=model_id, action=Action.EXCLUSION_ADDED, actor=actor, reason=reason,
             evidence={"exclusion": row.pk, "layer": layer, "target": normalised,
                       "expires_at": expires_at.isoformat() if expires_at else None},
             created_at=now,
@@ -300,7 +301,7 @@ def exclusion_remove(exclusion: Exclusion, *, actor: str, reason: str, now: date
         exclusion.removal_reason = reason
         exclusion.save()
         Decision.objects.create(
-            model_id=exclusion.model_id, action="exclusion_removed", actor=actor, reason=reason,
+            model_id=exclusion.model_id, action=Action.EXCLUSION_REMOVED, actor=actor, reason=reason,
             evidence={"exclusion": exclusion.pk, "layer": exclusion.layer, "target": exclusion.target},
             created_at=now,
         )

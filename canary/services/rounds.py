@@ -35,6 +35,7 @@ from canary.services.probes_run import (
     round_probes_done,
 )
 from canary.services.quarantine import model_config_get, suspension_apply
+from canary.terms import Action, Mode
 from canary.verdicts import Judgement, Verdict
 
 log = logging.getLogger(__name__)
@@ -180,7 +181,7 @@ def round_open(
     """
     if language is not None:
         language = validate_language(language)
-    if mode is not None and mode not in ("observe", "enforce"):
+    if mode is not None and mode not in (Mode.OBSERVE, Mode.ENFORCE):
         raise ValueError(f"unknown mode {mode!r}; expected observe or enforce")
     languages = [validate_language(code) for code in settings.CANARY_LANGUAGES]
     lang = language or round_language(now, languages)
@@ -324,10 +325,10 @@ def round_run(
 
 def _discovery_failed(rnd: Round, error: str, now: datetime) -> None:
     audit = Decision.objects.create(
-        model_id=rnd.model_id, round=rnd, action="discovery_failed", actor="canary",
+        model_id=rnd.model_id, round=rnd, action=Action.DISCOVERY_FAILED, actor="canary",
         reason=error[:2000], evidence={"round": rnd.pk}, created_at=now,
     )
-    notification_create("discovery_failed", f"discovery failed for {rnd.model_id}", error, model_id=rnd.model_id, decision=audit)
+    notification_create(Action.DISCOVERY_FAILED, f"discovery failed for {rnd.model_id}", error, model_id=rnd.model_id, decision=audit)
 
 
 def _final_onto(row: ProbeResult, final: Judgement, fleet_rate: float | None) -> None:

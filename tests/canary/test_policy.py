@@ -13,8 +13,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from canary.policy import (
-    PolicyDecision,
     EndpointState,
+    PolicyDecision,
     PolicySettings,
     RoundInput,
     enforced_suspensions,
