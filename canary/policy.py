@@ -32,17 +32,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final
 
+from canary.checks import require_aware
 from canary.terms import Action, Mode, Outcome
 
 OUTCOMES: Final = frozenset(Outcome)
 MODES: Final = tuple(Mode)
-
-
-def _require_aware(name: str, value: datetime) -> None:
-    # Naive datetimes compare as TypeError against aware ones, or worse, silently shift
-    # by the server's offset when converted; refuse them at the door.
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError(f"{name} must be a timezone-aware datetime, got naive {value!r}")
 
 
 def _require_count(name: str, value: int, minimum: int) -> None:
@@ -133,9 +127,9 @@ class EndpointState:
         _require_count("clean_streak", self.clean_streak, 0)
         _require_count("suspension_level", self.suspension_level, 0)
         if self.suspended_until is not None:
-            _require_aware("suspended_until", self.suspended_until)
+            require_aware("suspended_until", self.suspended_until)
         if self.last_suspended_at is not None:
-            _require_aware("last_suspended_at", self.last_suspended_at)
+            require_aware("last_suspended_at", self.last_suspended_at)
 
 
 @dataclass(frozen=True)
@@ -212,7 +206,7 @@ def enforced_suspensions(states: Iterable[EndpointState], now: datetime) -> list
     This is the canary layer of the ignore list; shadow suspensions are left out by
     design (observe mode changes nothing routing sees). Raises ValueError on naive now.
     """
-    _require_aware("now", now)
+    require_aware("now", now)
     return sorted(
         state.tag
         for state in states
@@ -459,7 +453,7 @@ def policy_apply(
     Raises ValueError on a naive ``now``, an unknown mode, a tag twice in ``results``,
     or a ``states`` key that differs from its state's tag.
     """
-    _require_aware("now", now)
+    require_aware("now", now)
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; expected 'observe' or 'enforce'")
     for key, known in states.items():
@@ -534,7 +528,7 @@ def policy_replay(
     replayed: list[tuple[datetime, list[PolicyDecision]]] = []
     previous: datetime | None = None
     for at, results in history:
-        _require_aware("round time", at)
+        require_aware("round time", at)
         if previous is not None and at <= previous:
             raise ValueError(
                 f"history must be sorted by time with one round per slot: "
