@@ -22,14 +22,14 @@ from django.db.models import Count, Max, Min, Sum
 from django.utils import timezone
 
 from canary.models import Decision, Endpoint, EndpointPolicyState, Notification, ProbeResult, Round
+from canary.terms import Action
 from observability import tracing
 from observability.exposition import Family
 
 log = logging.getLogger(__name__)
 
 _FINISHED = (Round.Status.COMPLETED, Round.Status.FAILED, Round.Status.SKIPPED)
-_DECISIONS = (Decision.Actions.SUSPENDED, Decision.Actions.WOULD_SUSPEND, Decision.Actions.FLOOR_BLOCKED,
-              Decision.Actions.WEAK_PROBE)
+_DECISIONS = (Action.SUSPENDED, Action.WOULD_SUSPEND, Action.FLOOR_BLOCKED, Action.WEAK_PROBE)
 
 
 def _latest_rounds() -> list[Round]:

@@ -37,7 +37,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from canary.models import Notification
-from canary.services_notify import notification_create
+from canary.services.notifications import notification_create
 from observability.models import LATENCY_EDGES_MS, AttemptHour, RequestHour, RollupState
 from routing.models import AttemptEvent, RequestEvent
 

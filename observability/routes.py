@@ -1,7 +1,7 @@
 """What the canary says about each route: suspended, would be suspended, or excluded.
 
 A route pinned to an endpoint (``provider_tag``) is avoided by the gateway when the
-canary's merged ignore list covers that tag (``canary.quarantine.ignore_list_get``: the
+canary's merged ignore list covers that tag (``canary.services.ignore_list.ignore_list_get``: the
 reviewed and incident exclusion layers and the enforced canary suspensions). An observe-
 mode suspension is invisible to routing and shown as "would suspend".
 """
@@ -14,7 +14,7 @@ from datetime import datetime
 
 from canary.exclusions import target_matches
 from canary.models import EndpointPolicyState
-from canary.quarantine import ignore_list_get
+from canary.services.ignore_list import ignore_list_get
 from routing.models import Route
 
 

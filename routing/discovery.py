@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils.text import slugify
 
-from canary.models import Endpoint
+from canary.selectors import endpoints_of_model
 from routing.models import Route
 
 NAME_MAX = 100
@@ -58,7 +58,7 @@ def routes_sync(model_id: str, *, enable_new: bool = False, model_class: str = "
     rows (run a canary round first so they exist). ``model_class`` (e.g. ``chat-70b``, what
     contracts' ``model_classes`` allow) is set on new routes and on known ones that have
     none. Raises ValueError when the canary has never discovered ``model_id``."""
-    endpoints = list(Endpoint.objects.filter(model_id=model_id).order_by("tag"))
+    endpoints = endpoints_of_model(model_id)
     if not endpoints:
         raise ValueError(f"the canary has no endpoints for {model_id!r}: run a canary round for it first")
     result = RoutesSync()

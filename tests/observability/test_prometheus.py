@@ -19,8 +19,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from canary.management.commands.demo import free_port
 from core.tokens import service_token_issue
+from fake_openrouter.process import free_port
 from routing.tasks import route_measurements_refresh_task
 from tests.celery import conftest as celery_conftest
 from tests.celery.conftest import broker_clean, start_worker  # noqa: F401 - fixtures

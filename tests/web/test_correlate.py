@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from canary import services
 from canary.models import Decision, ProbeResult
+from canary.services import client as services
 
 pytestmark = pytest.mark.django_db
 
