@@ -99,19 +99,30 @@ def normalise_language(code: str) -> str | None:
     return base if base in LANGUAGE_NAMES else None
 
 
+# A loanword is a word or two in a sentence; a sentence where more of its words are
+# spelled with foreign letters is written in another language (a Spanish sentence inside
+# a French reply has several words with á, í, ó or ñ), and they all stay.
+LOANWORDS_MAX = 2
+LOANWORDS_MAX_SHARE = 0.2
+
+
 def without_names(text: str, language: str) -> str:
-    """``text`` without its capitalised words and, for a Latin-script ``language``, the
-    words spelled with letters that language does not write (names and loanwords)."""
+    """``text`` without its capitalised words (names) and, for a Latin-script
+    ``language``, without the few words spelled with letters that language does not write
+    (loanwords: at most ``LOANWORDS_MAX`` words and ``LOANWORDS_MAX_SHARE`` of the words;
+    more such words are kept, since then the text itself is foreign)."""
     native = _NATIVE_LETTERS.get(language)
+    words = [m.group() for m in _WORD.finditer(text) if not m.group()[0].isupper()]
+    if native is None:
+        return " ".join(words)
 
-    def keep(word: str) -> bool:
-        if word[0].isupper():
-            return False
-        if native is None:
-            return True
-        return all(("a" <= c <= "z") or c in native or not c.isalpha() for c in word.lower())
+    def loan(word: str) -> bool:
+        return not all(("a" <= c <= "z") or c in native or not c.isalpha() for c in word.lower())
 
-    return " ".join(m.group() for m in _WORD.finditer(text) if keep(m.group()))
+    loans = sum(1 for w in words if loan(w))
+    if loans > LOANWORDS_MAX or loans > LOANWORDS_MAX_SHARE * max(len(words), 1):
+        return " ".join(words)
+    return " ".join(w for w in words if not loan(w))
 
 
 def check_foreign_script(text: str, language: str) -> Judgement:
