@@ -86,6 +86,7 @@ class Outcomes(models.TextChoices):
     ACCEPTED = "accepted"
     FAILED = "failed"
     UNKNOWN = "unknown"
+    CANCELLED = "cancelled"  # the client disconnected mid-stream
 
 
 class RequestEvent(models.Model):
@@ -140,6 +141,10 @@ class AttemptEvent(models.Model):
     breaker_state = models.CharField(max_length=12)
     breaker_opened = models.CharField(max_length=20, blank=True)
     hedge = models.BooleanField(default=False)
+    # Streamed attempts: the canary judges' verdicts, "prefix.<check>" before the commit
+    # point and "post.<check>" on the whole reply after the stream, e.g.
+    # {"prefix.leading_garbage": "fail"}.
+    checks = models.JSONField(default=dict, blank=True)
     started_at = models.DateTimeField()
 
     class Meta:

@@ -20,7 +20,7 @@ minimums, e.g. 20 letters for a language reading); only ``fail`` rejects a prefi
 
 from __future__ import annotations
 
-from canary.judges.corruption import check_bpe_glyphs, check_template_leak
+from canary.judges.corruption import check_bpe_glyphs, check_repetition, check_template_leak
 from canary.judges.encoding import check_invalid_chars
 from canary.judges.language import judge_language
 from canary.judges.leading import leading_signature
@@ -55,4 +55,14 @@ def judge_prefix(text: str, language: str | None = None) -> list[Judgement]:
     judgements.append(judge_refusal(reply, language or "en"))
     if language:
         judgements.append(judge_language(reply, language))
+    return judgements
+
+
+def judge_streamed_reply(text: str, language: str | None = None) -> list[Judgement]:
+    """Judge a whole reply that was already streamed to its client, for the route's health:
+    ``template_leak``, ``bpe_glyphs``, ``encoding`` (invalid characters), ``repetition``
+    and, when ``language`` is given, the language checks. Never raises."""
+    judgements = [check_template_leak(text), check_bpe_glyphs(text), check_invalid_chars(text), check_repetition(text)]
+    if language:
+        judgements.append(judge_language(Reply(content=text), language))
     return judgements
