@@ -20,6 +20,7 @@ from canary.languages import LANGUAGE_NAMES
 
 RefusalStyle = Literal["text", "empty", "content_filter", "truncated", "http_403"]
 StructuredMode = Literal["ok", "fenced", "invalid_json", "missing_field", "wrong_type", "prose"]
+ToolCallMode = Literal["ok", "unknown_tool", "invalid_arguments", "malformed_json", "parallel"]
 UsageChunk = Literal["empty_choices", "repeat_finish", "extra_choice"]
 ErrorChunk = Literal["documented", "observed"]
 
@@ -32,6 +33,7 @@ STRUCTURED_MODES: tuple[str, ...] = (
     "wrong_type",
     "prose",
 )
+TOOL_CALL_MODES: tuple[str, ...] = ("ok", "unknown_tool", "invalid_arguments", "malformed_json", "parallel")
 USAGE_CHUNKS: tuple[str, ...] = ("empty_choices", "repeat_finish", "extra_choice")
 ERROR_CHUNKS: tuple[str, ...] = ("documented", "observed")
 # OpenRouter's quantization enum (reference §1, snippets/quantization-levels).
@@ -138,6 +140,7 @@ class Faults:
     mojibake: RateFault | None = None
     refusal: Refusal | None = None
     structured_output: StructuredMode = "ok"
+    tool_calls: ToolCallMode = "ok"
     http_error: HttpError | None = None
     timeout: RateFault | None = None
     reset: RateFault | None = None
@@ -410,6 +413,10 @@ def _structured_output(raw: Any, path: str) -> StructuredMode:
     return cast(StructuredMode, _enum(raw, path, STRUCTURED_MODES))
 
 
+def _tool_calls(raw: Any, path: str) -> ToolCallMode:
+    return cast(ToolCallMode, _enum(raw, path, TOOL_CALL_MODES))
+
+
 def _http_error(raw: Any, path: str) -> HttpError:
     obj = _object(raw, path, required=("rate", "status"), optional=("retry_after_s",))
     status = obj["status"]
@@ -437,6 +444,7 @@ _FAULT_PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "mojibake": _rate_fault,
     "refusal": _refusal,
     "structured_output": _structured_output,
+    "tool_calls": _tool_calls,
     "http_error": _http_error,
     "timeout": _rate_fault,
     "reset": _rate_fault,
