@@ -74,6 +74,9 @@ class Route(models.Model):
     latency_ms = models.FloatField(null=True, blank=True)
     structured_honoured = models.FloatField(null=True, blank=True)
     measured_at = models.DateTimeField(null=True, blank=True)
+    # What the endpoint listing last said for each field ``routes_sync`` fills: a field
+    # whose value differs from it was edited by an admin, and a later sync keeps it.
+    listing = models.JSONField(default=dict, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]

@@ -108,6 +108,14 @@ def contracts_load_file(path: str | Path, *, actor: str = "file") -> list[Contra
     return created
 
 
+def contract_model_classes() -> set[str]:
+    """The model classes the latest version of some contract names in ``model_classes``."""
+    latest: dict[str, dict[str, Any]] = {}
+    for row in ContractVersion.objects.order_by("name", "version"):
+        latest[row.name] = row.spec
+    return {c for spec in latest.values() for c in (spec.get("model_classes") or []) if isinstance(c, str)}
+
+
 _contracts: dict[tuple[str, int], Contract] = {}
 _contracts_lock = threading.Lock()
 
@@ -552,6 +560,13 @@ def gateway_get() -> Gateway:
                 min_structured_honoured=float(_setting("ROUTING_MIN_STRUCTURED_HONOURED", DEFAULT_MIN_STRUCTURED_HONOURED)),
             )
         return _gateway
+
+
+def gateway_flush(timeout_s: float = 5.0) -> None:
+    """Wait (at most ``timeout_s``) until the process's gateway wrote its events."""
+    gw = _gateway
+    if gw is not None and isinstance(gw.sink, BackgroundEventSink):
+        gw.sink.flush(timeout_s)
 
 
 def gateway_reset() -> None:
