@@ -372,7 +372,8 @@ class Gateway:
         """The request's ``model``: omitted (or empty), every capable route stays a
         candidate (None); else it must be the model id of a route that can serve
         ``contract`` (case-insensitive), and only that model's routes are candidates.
-        Raises ``RequestInvalid`` naming the models the contract serves."""
+        Raises ``RequestInvalid`` naming the models the contract serves (none capable:
+        None, and the run answers that no route satisfies the contract)."""
         if model is None or model == "":
             return None
         if not isinstance(model, str):
@@ -380,6 +381,8 @@ class Gateway:
         capable, _ = candidates(list(self.routes()), contract, needs, budget_left_usd=contract.max_cost_usd,
                                 ignored=frozenset(), min_structured_honoured=self.min_structured_honoured)
         served = sorted({r.model_id for r in capable})
+        if not served:
+            return None  # no route at all: the run answers no_eligible_route (422)
         wanted = model.strip().casefold()
         for model_id in served:
             if model_id.casefold() == wanted:

@@ -96,6 +96,8 @@ def _wait_ready(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 60.0
     raise RuntimeError(f"gunicorn did not answer on {url} within {timeout_s} s")
 
 
+# pytest-django sets up the test database only for sessions with a test marked
+# ``django_db``: each module using ``live`` has at least one.
 @pytest.fixture(scope="module")
 def live(django_db_setup: Any, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     from core.tokens import service_token_issue

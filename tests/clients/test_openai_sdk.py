@@ -91,6 +91,7 @@ def test_every_route_suppressed_is_a_503_with_retry_after(live: Live) -> None:
     assert 50 <= int(caught.value.response.headers["Retry-After"]) <= 60
 
 
+@pytest.mark.django_db
 def test_one_sdk_call_with_its_default_retries_is_one_gateway_operation(live: Live) -> None:
     from routing.models import RequestEvent
 
