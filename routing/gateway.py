@@ -712,10 +712,11 @@ class _Run:
         assert live.outcome is not None
         return None, live.outcome
 
-    def settle(self, t: _Try, *, client_gone: bool = False) -> GatewayResult:
+    def settle(self, t: _Try, *, client_gone: bool = False, sent: int = 0) -> GatewayResult:
         """Finish a committed stream's attempt and request once the stream ended (or the
         client left): post-stream checks and validation, cost, the route's breaker, the
-        event. The bytes are gone; the route's health and breaker still learn."""
+        event. The bytes are gone; the route's health and breaker still learn. ``sent``:
+        the content chunks passed on (recorded beside those received)."""
         gw, c = self.gw, self.contract
         live, record, route = t.live, t.record, t.route
         assert live is not None and route is not None
@@ -750,6 +751,8 @@ class _Run:
             record.failure_class = failure.cls.value
             record.failure_reason = failure.reason
             record.message = failure.message[:500]
+        record.validation = "; ".join(filter(None, (
+            record.validation, f"chunks: {live.stream.content_events} received, {sent} sent")))
         usage = outcome.usage if outcome is not None else live.stream.usage
         record.tokens_in, record.tokens_out, record.cost_usd = _cost_usd(route, usage, self.needs, True)
         permit = t.permit
@@ -843,6 +846,7 @@ class Committed:
         self._run = run
         self._t = t
         self.result: GatewayResult | None = None
+        self.sent = 0
 
     @property
     def route(self) -> RouteProfile:
@@ -867,20 +871,24 @@ class Committed:
                 if pending:
                     batch = list(pending)
                     pending.clear()
-                    yield from batch
+                    for event in batch:
+                        self.sent += 1
+                        yield event
                 if next(reader, _END) is _END:
                     break
             if pending:
                 batch = list(pending)
                 pending.clear()
-                yield from batch
+                for event in batch:
+                    self.sent += 1
+                    yield event
         except GeneratorExit:
             self.cancel()
             raise
         finally:
             live.close()
         if self.result is None:
-            self.result = self._run.settle(self._t)
+            self.result = self._run.settle(self._t, sent=self.sent)
 
     def cancel(self) -> None:
         """The client is gone: cut the upstream request, record the request cancelled."""
@@ -890,7 +898,7 @@ class Committed:
         assert live is not None
         live.cut("client_gone")
         live.close()
-        self.result = self._run.settle(self._t, client_gone=True)
+        self.result = self._run.settle(self._t, client_gone=True, sent=self.sent)
 
 
 _END = object()

@@ -66,7 +66,7 @@ class ChatStream(ChunkEnvelope):
     """
 
     __slots__ = ("_frames", "_content", "_tools", "finish_reason", "done", "output_seen", "finished", "events",
-                 "content_chars")
+                 "content_chars", "content_events")
 
     def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, *, record: bool = False) -> None:
         self._frames = SSEFrames(max_line_bytes)
@@ -88,6 +88,7 @@ class ChatStream(ChunkEnvelope):
         # passed on chunk by chunk. Role-only and empty deltas are not content: not kept.
         self.events: list[dict[str, Any]] | None = [] if record else None
         self.content_chars = 0
+        self.content_events = 0  # content-bearing deltas recorded, for the pass-through count
 
     def feed(self, chunk: bytes) -> None:
         """Body bytes as they arrive, split anywhere. Complete events are folded now, the
@@ -158,6 +159,7 @@ class ChatStream(ChunkEnvelope):
                 if calls:
                     event["tool_calls"] = calls
                 self.events.append(event)
+                self.content_events += 1
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             self.finish_reason = finish

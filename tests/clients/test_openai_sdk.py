@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import httpx
@@ -161,6 +162,7 @@ def test_json_schema_through_the_sdks_parse_helper(live: Live, beta: bool) -> No
 
 
 def test_litellm_completes_and_streams_through_the_gateway(live: Live) -> None:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch in tests
     import litellm
 
     common = {"model": f"openai/{MODEL}", "api_base": live.url, "api_key": live.token, "messages": HELLO,

@@ -6,6 +6,7 @@ error event."""
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 import pytest
@@ -89,6 +90,8 @@ def test_a_prefix_contract_streams_the_reply_chunk_by_chunk(client, env):
     assert attempt.status == "accepted" and attempt.ttft_ms is not None
     assert attempt.checks["prefix.leading_garbage"] == "pass" and attempt.checks["post.repetition"] == "pass"
     assert attempt.validation.startswith("prefix: leading_garbage=pass")
+    received, sent = re.search(r"chunks: (\d+) received, (\d+) sent", attempt.validation).groups()
+    assert received == sent == str(len(chunks))
 
 
 @pytest.mark.django_db
