@@ -16,8 +16,8 @@ client thread opens a stream and times the first ``data:`` event carrying conten
 gateway, in rounds; the added TTFT is each round's (gateway p50 - direct p50), reported
 as the median over rounds with its spread. Chunks: every gateway attempt event records
 the content chunks it received upstream and those it sent; the bench sums both. Memory:
-the gunicorn workers' resident set (``/proc/PID/status`` VmRSS) idle, and while 50
-streams are open (sampled mid-phase), divided by 50.
+the gunicorn workers' resident set (``/proc/PID/status`` VmRSS) idle after a warm-up
+phase at 50 in flight, and while 50 streams are open (sampled mid-phase), divided by 50.
 
 Every wait has a timeout (HTTP calls 30 s, phases 120 s, process starts 60 s).
 
@@ -164,9 +164,12 @@ def main() -> None:
         def gateway(_: int) -> tuple[float, int]:
             return first_content(client, gateway_url, gw_body, gw_headers)
 
-        for _ in range(3):  # warm both paths (connections, the language detector, caches)
+        for _ in range(3):  # warm both paths (connections, caches)
             direct(0)
             gateway(0)
+        # One phase at 50 in flight first, so that the idle figure already holds what 50
+        # threads keep once they exist (stacks, allocator arenas, pooled connections).
+        phase(gateway, 50, 50)
         time.sleep(1.5)
         pids = worker_pids(web.pid)
         idle_kib = rss_kib(pids)
