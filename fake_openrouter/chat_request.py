@@ -89,6 +89,7 @@ class ChatRequest:
     digest: str
     tools: tuple[tuple[str, dict[str, Any]], ...] = ()
     tool_choice: str = "auto"
+    images: bool = False
 
 
 def bad_request(message: str) -> RequestError:
@@ -130,11 +131,17 @@ def parse_chat_request(raw: bytes) -> ChatRequest:
     elif rf_type in ("json_object", "grammar", "python"):
         required.add("response_format")
     user_texts = [text for role, text in texts if role == "user"]
+    images = any(
+        isinstance(m.get("content"), list)
+        and any(isinstance(p, dict) and p.get("type") == "image_url" for p in m["content"])
+        for m in messages
+    )
     tools = _tools(body.get("tools"))
     tool_choice = _tool_choice(body.get("tool_choice"), tools)
     return ChatRequest(
         tools=tools,
         tool_choice=tool_choice,
+        images=images,
         model_id=model_id,
         messages=tuple(messages),
         stream=stream,

@@ -34,6 +34,7 @@ STRUCTURED_MODES: tuple[str, ...] = (
     "prose",
 )
 TOOL_CALL_MODES: tuple[str, ...] = ("ok", "unknown_tool", "invalid_arguments", "malformed_json", "parallel")
+INPUT_MODALITIES: tuple[str, ...] = ("text", "image", "audio")
 USAGE_CHUNKS: tuple[str, ...] = ("empty_choices", "repeat_finish", "extra_choice")
 ERROR_CHUNKS: tuple[str, ...] = ("documented", "observed")
 # OpenRouter's quantization enum (reference §1, snippets/quantization-levels).
@@ -183,9 +184,12 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class Model:
+    """``input_modalities``: what its prompts may carry ("text", "image", "audio")."""
+
     id: str
     context_length: int
     endpoints: tuple[Endpoint, ...]
+    input_modalities: tuple[str, ...] = ("text",)
 
 
 @dataclass(frozen=True)
@@ -247,13 +251,21 @@ def fleet_from_dict(raw: Any) -> Fleet:
 
 
 def _model(raw: Any, path: str) -> Model:
-    obj = _object(raw, path, required=("id", "endpoints"), optional=("context_length",))
+    obj = _object(raw, path, required=("id", "endpoints"), optional=("context_length", "input_modalities"))
     model_id = _string(obj["id"], f"{path}.id")
     if not _MODEL_ID.match(model_id):
         raise FleetError(f"{path}.id", f"must look like author/slug, got {json.dumps(model_id)}")
     context_length = DEFAULT_CONTEXT_LENGTH
     if "context_length" in obj:
         context_length = _positive_int(obj["context_length"], f"{path}.context_length")
+    input_modalities: tuple[str, ...] = ("text",)
+    if "input_modalities" in obj:
+        raw_modalities = _array(obj["input_modalities"], f"{path}.input_modalities")
+        for i, item in enumerate(raw_modalities):
+            _enum(item, f"{path}.input_modalities[{i}]", INPUT_MODALITIES)
+        if "text" not in raw_modalities:
+            raise FleetError(f"{path}.input_modalities", 'must include "text"')
+        input_modalities = tuple(dict.fromkeys(raw_modalities))
     endpoints_raw = _array(obj["endpoints"], f"{path}.endpoints")
     endpoints = tuple(
         _endpoint(item, f"{path}.endpoints[{i}]", context_length)
@@ -269,7 +281,7 @@ def _model(raw: Any, path: str) -> Model:
                 f"duplicate tag {json.dumps(endpoint.tag)} in this model",
             )
         seen.add(key)
-    return Model(id=model_id, context_length=context_length, endpoints=endpoints)
+    return Model(id=model_id, context_length=context_length, endpoints=endpoints, input_modalities=input_modalities)
 
 
 def _endpoint(raw: Any, path: str, model_context_length: int) -> Endpoint:

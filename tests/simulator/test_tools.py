@@ -102,3 +102,27 @@ def test_an_invoice_instance_adds_up_and_names_its_currency(sim: Sim) -> None:
     instance = json.loads(sim.chat("tools-ok/fp8", response_format=fmt).json()["choices"][0]["message"]["content"])
     assert instance["currency"] == "EUR"
     assert instance["total"] == pytest.approx(sum(i["amount"] for i in instance["line_items"]), abs=0.01)
+
+
+def test_image_input_needs_a_model_that_takes_images(tmp_path) -> None:
+    from fake_openrouter.server import start_in_thread
+
+    world = fleet(endpoint("plain/fp8"))
+    vision = {"id": "vendor/vision-model", "input_modalities": ["text", "image"], "endpoints": [endpoint("eye/bf16")]}
+    world["models"].append(vision)
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps(world))
+    handle = start_in_thread(path)
+    try:
+        sim = Sim(handle, path)
+        image = [{"role": "user", "content": [{"type": "text", "text": "Caption it."},
+                                              {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}]
+        refused = sim.chat(messages=image)
+        assert refused.status_code == 404 and "image input" in refused.json()["error"]["message"]
+        payload = {"model": "vendor/vision-model", "messages": image}
+        assert sim.client.post("/chat/completions", json=payload).status_code == 200
+        listed = {m["id"]: m["architecture"]["input_modalities"] for m in sim.client.get("/models").json()["data"]}
+        assert listed == {"vendor/story-model": ["text"], "vendor/vision-model": ["text", "image"]}
+        sim.client.close()
+    finally:
+        handle.stop()
