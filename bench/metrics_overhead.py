@@ -33,8 +33,8 @@ from django.conf import settings  # noqa: E402
 from django.utils import timezone  # noqa: E402
 from gateway import FLEET, gateway_caller, setup_routing  # noqa: E402
 
-from canary.management.commands.demo import free_port, start_simulator  # noqa: E402
 from canary.models import Endpoint, ProbeResult, Provider, Round  # noqa: E402
+from fake_openrouter.process import free_port, start_simulator  # noqa: E402
 from observability.gateway import ObservedSink, record, unwrapped  # noqa: E402
 from observability.registry import web_exposition  # noqa: E402
 from routing.gateway import GatewayResult  # noqa: E402

@@ -27,8 +27,8 @@ django_on(DB_URL)
 
 import httpx  # noqa: E402
 
-from canary.management.commands.demo import free_port, start_simulator  # noqa: E402
 from core.tokens import service_token_issue  # noqa: E402
+from fake_openrouter.process import free_port, start_simulator  # noqa: E402
 from routing.models import Route  # noqa: E402
 from routing.services import contract_version_create  # noqa: E402
 

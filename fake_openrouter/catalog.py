@@ -21,6 +21,11 @@ _ARCHITECTURE = {
 }
 
 
+def _architecture(model: Model) -> dict[str, Any]:
+    inputs = list(model.input_modalities)
+    return {**_ARCHITECTURE, "modality": f"{'+'.join(inputs)}->text", "input_modalities": inputs}
+
+
 def model_name(model_id: str) -> str:
     """A display name: "meta-llama/llama-3.3-70b-instruct" -> "Meta Llama: Llama 3.3 70b Instruct"."""
     author, _, slug = model_id.partition("/")
@@ -56,7 +61,7 @@ def _model_entry(model: Model) -> dict[str, Any]:
         "created": model_created(model.id),
         "description": f"{model_name(model.id)}, served by simulated providers.",
         "context_length": model.context_length,
-        "architecture": _ARCHITECTURE,
+        "architecture": _architecture(model),
         "pricing": pricing,
         "top_provider": {
             "context_length": model.context_length,
@@ -79,7 +84,7 @@ def endpoints_payload(model: Model, *, authenticated: bool) -> dict[str, Any]:
             "name": model_name(model.id),
             "created": model_created(model.id),
             "description": f"{model_name(model.id)}, served by simulated providers.",
-            "architecture": _ARCHITECTURE,
+            "architecture": _architecture(model),
             "endpoints": [_endpoint_entry(model, e, authenticated) for e in model.endpoints],
         }
     }

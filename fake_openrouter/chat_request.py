@@ -71,6 +71,8 @@ class ChatRequest:
     this request under ``require_parameters``. ``json_schema``: the schema object of a
     ``json_schema`` response format, else None. ``prompt_chars``: characters of all message
     text (tokens are estimated as characters / 4). ``language``: the reply language code.
+    ``tools``: (name, parameters schema) of each function tool offered; ``tool_choice``:
+    "auto" (also when absent), "none", "required", or the name of the forced function.
     """
 
     model_id: str
@@ -85,6 +87,9 @@ class ChatRequest:
     prompt_text: str
     last_user_text: str
     digest: str
+    tools: tuple[tuple[str, dict[str, Any]], ...] = ()
+    tool_choice: str = "auto"
+    images: bool = False
 
 
 def bad_request(message: str) -> RequestError:
@@ -126,7 +131,17 @@ def parse_chat_request(raw: bytes) -> ChatRequest:
     elif rf_type in ("json_object", "grammar", "python"):
         required.add("response_format")
     user_texts = [text for role, text in texts if role == "user"]
+    images = any(
+        isinstance(m.get("content"), list)
+        and any(isinstance(p, dict) and p.get("type") == "image_url" for p in m["content"])
+        for m in messages
+    )
+    tools = _tools(body.get("tools"))
+    tool_choice = _tool_choice(body.get("tool_choice"), tools)
     return ChatRequest(
+        tools=tools,
+        tool_choice=tool_choice,
+        images=images,
         model_id=model_id,
         messages=tuple(messages),
         stream=stream,
@@ -175,6 +190,37 @@ def _content_text(content: Any, index: int) -> str:
                 parts.append(part["text"])
         return "\n".join(parts)
     raise bad_request(f"messages[{index}].content: expected a string or a list of parts")
+
+
+def _tools(value: Any) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """The function tools of a request: [{"type": "function", "function": {"name",
+    "parameters"?}}]; anything else is a 400, as OpenRouter answers it."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise bad_request("tools: expected a list of tools")
+    tools = []
+    for i, tool in enumerate(value):
+        function = tool.get("function") if isinstance(tool, dict) and tool.get("type") == "function" else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str) or not function["name"]:
+            raise bad_request(f"tools[{i}]: expected {{type: function, function: {{name, parameters}}}}")
+        parameters = function.get("parameters", {"type": "object", "properties": {}})
+        if not isinstance(parameters, dict):
+            raise bad_request(f"tools[{i}].function.parameters: expected a JSON schema object")
+        tools.append((function["name"], parameters))
+    return tuple(tools)
+
+
+def _tool_choice(value: Any, tools: tuple[tuple[str, dict[str, Any]], ...]) -> str:
+    if value is None:
+        return "auto"
+    if value in ("auto", "none", "required"):
+        return str(value)
+    function = value.get("function") if isinstance(value, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    if not isinstance(name, str) or name not in {n for n, _ in tools}:
+        raise bad_request("tool_choice: expected auto, none, required or a function among tools")
+    return name
 
 
 def _max_tokens(body: dict[str, Any]) -> int | None:

@@ -37,13 +37,24 @@ TEMPLATE_LEAKS: tuple[tuple[str, str], ...] = (
 
 
 @dataclass(frozen=True)
+class ToolCallPlan:
+    """One function call a host makes: ``arguments`` is the JSON text it sends."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
 class Reply:
     """The assistant message of one attempt. ``finish_reason`` is OpenRouter's normalised
-    value (stop, length, content_filter); ``native_finish_reason`` the host's own."""
+    value (stop, length, content_filter, tool_calls); ``native_finish_reason`` the host's
+    own; ``tool_calls`` the calls of a reply to a request with tools (content "")."""
 
     content: str
     finish_reason: str
     native_finish_reason: str
+    tool_calls: tuple[ToolCallPlan, ...] = ()
 
 
 def compose_reply(
@@ -58,6 +69,9 @@ def compose_reply(
     faults = endpoint.faults
     if "refusal" in fired and faults.refusal is not None:
         return _refusal(faults.refusal.style, language, rng)
+    calls = _tool_calls(endpoint, request, language, draws.rng("tools"))
+    if calls:
+        return Reply(content="", finish_reason="tool_calls", native_finish_reason="tool_calls", tool_calls=calls)
     structured = _structured_text(endpoint, request, language, draws.rng("schema"))
     if structured is not None:
         text = structured
@@ -104,6 +118,37 @@ def _refusal(style: str, language: LanguageTexts, rng: random.Random) -> Reply:
         return Reply(first[: rng.randint(6, 10)], "length", "length")
     words = first.split(" ")
     return Reply(" ".join(words[: rng.randint(3, 5)]), "length", "length")
+
+
+def _tool_calls(
+    endpoint: Endpoint, request: ChatRequest, language: LanguageTexts, rng: random.Random
+) -> tuple[ToolCallPlan, ...]:
+    """The calls a host makes to a request with tools: one call (the tool ``tool_choice``
+    names, else the first) whose arguments are an instance of the tool's schema, broken as
+    the endpoint's ``tool_calls`` fault says; none when the host does not list ``tools``
+    among its parameters (it ignores them and answers text) or ``tool_choice`` is none."""
+    if not request.tools or request.tool_choice == "none" or "tools" not in endpoint.supported_parameters:
+        return ()
+    by_name = dict(request.tools)
+    name = request.tool_choice if request.tool_choice in by_name else request.tools[0][0]
+    schema = by_name[name]
+    mode = endpoint.faults.tool_calls
+
+    def call(tool: str, arguments: str) -> ToolCallPlan:
+        return ToolCallPlan(f"call_{rng.getrandbits(64):016x}", tool, arguments)
+
+    instance = schema_instance(schema, rng, language.drift_sentences)
+    text = json.dumps(instance, ensure_ascii=False)
+    if mode == "unknown_tool":
+        return (call(f"{name}_v2", text),)
+    if mode == "invalid_arguments":
+        return (call(name, json.dumps(with_wrong_type(instance, schema, rng), ensure_ascii=False)),)
+    if mode == "malformed_json":
+        return (call(name, broken_json(text, rng)),)
+    if mode == "parallel":
+        second = json.dumps(schema_instance(schema, rng, language.drift_sentences), ensure_ascii=False)
+        return (call(name, text), call(name, second))
+    return (call(name, text),)
 
 
 def _structured_text(

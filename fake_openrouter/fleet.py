@@ -20,6 +20,7 @@ from canary.languages import LANGUAGE_NAMES
 
 RefusalStyle = Literal["text", "empty", "content_filter", "truncated", "http_403"]
 StructuredMode = Literal["ok", "fenced", "invalid_json", "missing_field", "wrong_type", "prose"]
+ToolCallMode = Literal["ok", "unknown_tool", "invalid_arguments", "malformed_json", "parallel"]
 UsageChunk = Literal["empty_choices", "repeat_finish", "extra_choice"]
 ErrorChunk = Literal["documented", "observed"]
 
@@ -32,6 +33,8 @@ STRUCTURED_MODES: tuple[str, ...] = (
     "wrong_type",
     "prose",
 )
+TOOL_CALL_MODES: tuple[str, ...] = ("ok", "unknown_tool", "invalid_arguments", "malformed_json", "parallel")
+INPUT_MODALITIES: tuple[str, ...] = ("text", "image", "audio")
 USAGE_CHUNKS: tuple[str, ...] = ("empty_choices", "repeat_finish", "extra_choice")
 ERROR_CHUNKS: tuple[str, ...] = ("documented", "observed")
 # OpenRouter's quantization enum (reference §1, snippets/quantization-levels).
@@ -138,6 +141,7 @@ class Faults:
     mojibake: RateFault | None = None
     refusal: Refusal | None = None
     structured_output: StructuredMode = "ok"
+    tool_calls: ToolCallMode = "ok"
     http_error: HttpError | None = None
     timeout: RateFault | None = None
     reset: RateFault | None = None
@@ -180,9 +184,12 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class Model:
+    """``input_modalities``: what its prompts may carry ("text", "image", "audio")."""
+
     id: str
     context_length: int
     endpoints: tuple[Endpoint, ...]
+    input_modalities: tuple[str, ...] = ("text",)
 
 
 @dataclass(frozen=True)
@@ -244,13 +251,21 @@ def fleet_from_dict(raw: Any) -> Fleet:
 
 
 def _model(raw: Any, path: str) -> Model:
-    obj = _object(raw, path, required=("id", "endpoints"), optional=("context_length",))
+    obj = _object(raw, path, required=("id", "endpoints"), optional=("context_length", "input_modalities"))
     model_id = _string(obj["id"], f"{path}.id")
     if not _MODEL_ID.match(model_id):
         raise FleetError(f"{path}.id", f"must look like author/slug, got {json.dumps(model_id)}")
     context_length = DEFAULT_CONTEXT_LENGTH
     if "context_length" in obj:
         context_length = _positive_int(obj["context_length"], f"{path}.context_length")
+    input_modalities: tuple[str, ...] = ("text",)
+    if "input_modalities" in obj:
+        raw_modalities = _array(obj["input_modalities"], f"{path}.input_modalities")
+        for i, item in enumerate(raw_modalities):
+            _enum(item, f"{path}.input_modalities[{i}]", INPUT_MODALITIES)
+        if "text" not in raw_modalities:
+            raise FleetError(f"{path}.input_modalities", 'must include "text"')
+        input_modalities = tuple(dict.fromkeys(raw_modalities))
     endpoints_raw = _array(obj["endpoints"], f"{path}.endpoints")
     endpoints = tuple(
         _endpoint(item, f"{path}.endpoints[{i}]", context_length)
@@ -266,7 +281,7 @@ def _model(raw: Any, path: str) -> Model:
                 f"duplicate tag {json.dumps(endpoint.tag)} in this model",
             )
         seen.add(key)
-    return Model(id=model_id, context_length=context_length, endpoints=endpoints)
+    return Model(id=model_id, context_length=context_length, endpoints=endpoints, input_modalities=input_modalities)
 
 
 def _endpoint(raw: Any, path: str, model_context_length: int) -> Endpoint:
@@ -410,6 +425,10 @@ def _structured_output(raw: Any, path: str) -> StructuredMode:
     return cast(StructuredMode, _enum(raw, path, STRUCTURED_MODES))
 
 
+def _tool_calls(raw: Any, path: str) -> ToolCallMode:
+    return cast(ToolCallMode, _enum(raw, path, TOOL_CALL_MODES))
+
+
 def _http_error(raw: Any, path: str) -> HttpError:
     obj = _object(raw, path, required=("rate", "status"), optional=("retry_after_s",))
     status = obj["status"]
@@ -437,6 +456,7 @@ _FAULT_PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "mojibake": _rate_fault,
     "refusal": _refusal,
     "structured_output": _structured_output,
+    "tool_calls": _tool_calls,
     "http_error": _http_error,
     "timeout": _rate_fault,
     "reset": _rate_fault,

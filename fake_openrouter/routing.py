@@ -44,6 +44,8 @@ def plan_route(model: Model | None, request: ChatRequest, rng: random.Random) ->
     """
     if model is None:
         raise RoutingError(400, error_body(400, f"{request.model_id} is not a valid model ID"))
+    if request.images and "image" not in model.input_modalities:
+        raise RoutingError(404, error_body(404, "No endpoints found that support image input"))
     prefs = request.provider
     endpoints = list(model.endpoints)
     if not endpoints:

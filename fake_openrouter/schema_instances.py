@@ -69,6 +69,31 @@ def broken_json(text: str, rng: random.Random) -> str:
     return text[: max(1, len(text) * 3 // 4)]
 
 
+# A model extracting a document writes a currency as its ISO 4217 code.
+_CURRENCY = "EUR"
+
+
+def _coherent(out: dict[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
+    """What a healthy model's extraction keeps consistent and a schema cannot say: a free
+    string ``currency`` is an ISO 4217 code, and a number ``total`` next to a list of items
+    with number ``amount`` fields is their sum (an invoice, an order). Draws nothing, so
+    the rest of the instance is the same as without it."""
+    currency = properties.get("currency")
+    if isinstance(out.get("currency"), str) and isinstance(currency, Mapping) and not (
+            {"enum", "const", "format", "pattern"} & set(currency)):
+        out["currency"] = _CURRENCY
+    total = out.get("total")
+    if isinstance(total, (int, float)) and not isinstance(total, bool):
+        for value in out.values():
+            if isinstance(value, list) and value and all(
+                    isinstance(item, dict) and isinstance(item.get("amount"), (int, float))
+                    and not isinstance(item.get("amount"), bool) for item in value):
+                amounts = sum(item["amount"] for item in value)
+                out["total"] = round(amounts, 2) if isinstance(total, float) or not float(amounts).is_integer() else int(amounts)
+                break
+    return out
+
+
 def _wrong(value: Any) -> Any:
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -171,7 +196,8 @@ class _Generator:
             if depth >= _MAX_DEPTH
             else [*properties, *(k for k in required if k not in properties)]
         )
-        return {key: self.value(properties.get(key, {}), depth + 1) for key in keys}
+        out = {key: self.value(properties.get(key, {}), depth + 1) for key in keys}
+        return _coherent(out, properties)
 
     def array(self, schema: Mapping[str, Any], depth: int) -> list[Any]:
         low = int(schema.get("minItems", 0))

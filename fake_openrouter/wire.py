@@ -136,6 +136,30 @@ def delta_choice(
     }
 
 
+def tool_call_choices(calls: list[tuple[str, str, str]]) -> list[list[dict[str, Any]]]:
+    """Streaming choices for tool calls, OpenAI's way: per call (id, name, arguments) one
+    delta with its id, type and name and empty arguments, then its arguments in pieces of
+    about 16 characters, each delta carrying the call's ``index``."""
+    out: list[list[dict[str, Any]]] = []
+    for index, (call_id, name, arguments) in enumerate(calls):
+        head = {"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+        out.append([_tool_delta([head])])
+        for start in range(0, len(arguments), 16):
+            piece = {"index": index, "function": {"arguments": arguments[start : start + 16]}}
+            out.append([_tool_delta([piece])])
+    return out
+
+
+def _tool_delta(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "index": 0,
+        "delta": {"role": "assistant", "content": None, "tool_calls": calls},
+        "finish_reason": None,
+        "native_finish_reason": None,
+        "logprobs": None,
+    }
+
+
 def chunk(
     meta: ResponseMeta,
     choices: list[dict[str, Any]],
@@ -161,14 +185,22 @@ def completion(
     usage: dict[str, Any],
     *,
     error: dict[str, Any] | None = None,
+    tool_calls: list[tuple[str, str, str]] | None = None,
 ) -> dict[str, Any]:
-    """A non-streaming ``chat.completion``; ``error`` goes into the choice (HTTP 200 case)."""
+    """A non-streaming ``chat.completion``; ``error`` goes into the choice (HTTP 200 case);
+    ``tool_calls`` (id, name, arguments) make the message's ``tool_calls`` (content null)."""
+    message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None, "reasoning": None}
+    if tool_calls:
+        message["content"] = None
+        message["tool_calls"] = [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in tool_calls
+        ]
     choice: dict[str, Any] = {
         "logprobs": None,
         "finish_reason": finish_reason,
         "native_finish_reason": native_finish_reason,
         "index": 0,
-        "message": {"role": "assistant", "content": content, "refusal": None, "reasoning": None},
+        "message": message,
     }
     if error is not None:
         choice["error"] = error

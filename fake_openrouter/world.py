@@ -36,6 +36,7 @@ from fake_openrouter.wire import (
     moderation_error_body,
     provider_error_body,
     sse_data,
+    tool_call_choices,
     usage_block,
 )
 
@@ -312,7 +313,7 @@ def _success(
         broken, sent = "error", 0
     content_sent = "".join(deltas[:sent])
     prompt_tokens = max(1, estimate_tokens(request.prompt_text))
-    completion_tokens = estimate_tokens(content_sent if broken else reply.content)
+    completion_tokens = estimate_tokens(content_sent if broken else reply.content + "".join(c.arguments for c in reply.tool_calls))
     usage = usage_block(prompt_tokens, completion_tokens, endpoint.pricing)
     attempts.append(Attempt(endpoint.tag, endpoint.provider, 200, round(ttft_s * 1000)))
     if request.stream:
@@ -377,6 +378,12 @@ def _stream_steps(
             if wire.comments_between and rng.random() < 0.2:
                 steps.append(Write(COMMENT))
         steps.append(Write(sse_data(chunk(meta, [delta_choice(delta)])), first_token=i == 0))
+    if reply.tool_calls and broken is None:
+        calls = [(c.id, c.name, c.arguments) for c in reply.tool_calls]
+        for i, choices in enumerate(tool_call_choices(calls)):
+            if i:
+                steps.append(Wait(4 / tokens_per_s))
+            steps.append(Write(sse_data(chunk(meta, choices)), first_token=i == 0))
     if broken == "reset":
         return [*steps, Abort()]
     if broken == "error":
@@ -439,7 +446,8 @@ def _body_steps(
         body = completion(meta, content_sent, "error", None, usage, error=error)
     else:
         body = completion(
-            meta, reply.content, reply.finish_reason, reply.native_finish_reason, usage
+            meta, reply.content, reply.finish_reason, reply.native_finish_reason, usage,
+            tool_calls=[(c.id, c.name, c.arguments) for c in reply.tool_calls],
         )
     data = json_bytes(body)
     headers = (("Content-Type", "application/json"), ("X-Generation-Id", meta.id))

@@ -12,11 +12,11 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from core.tokens import service_token_verify
-from routing.responses import HEADER_CONTRACT, GatewayReply, error_reply, sse_body
+from routing.responses import HEADER_CONTRACT, HEADER_LANGUAGE, GatewayReply, error_reply, sse_body
 from routing.services import chat_completion_create
 
 _MAX_KEY = 255
@@ -25,7 +25,7 @@ _MAX_KEY = 255
 def post_only(view: Any) -> Any:
     """POST only, refused in the gateway's JSON error shape (405 with ``Allow``)."""
 
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse | StreamingHttpResponse:
         if request.method != "POST":
             response = _render(error_reply(405, "method_not_allowed", f"use POST, not {request.method}"), stream=False)
             response["Allow"] = "POST"
@@ -37,8 +37,15 @@ def post_only(view: Any) -> Any:
     return wrapped
 
 
-def _render(reply: GatewayReply, *, stream: bool) -> HttpResponse:
-    if stream and reply.ok:
+def _render(reply: GatewayReply, *, stream: bool) -> HttpResponse | StreamingHttpResponse:
+    response: HttpResponse | StreamingHttpResponse
+    if reply.stream is not None:
+        # Each event is written as it comes (WSGI iterates the response); a client that
+        # disconnects makes the server close the iterator, which cancels the upstream.
+        response = StreamingHttpResponse(reply.stream, content_type="text/event-stream")
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"
+    elif stream and reply.ok:
         response = HttpResponse(sse_body(reply), content_type="text/event-stream")
     else:
         response = JsonResponse(reply.body, status=reply.status, json_dumps_params={"ensure_ascii": False})
@@ -61,7 +68,7 @@ def parse_contract_header(value: str | None) -> tuple[str, int]:
 
 @csrf_exempt
 @post_only
-def chat_completions_view(request: HttpRequest) -> HttpResponse:
+def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
     if not service_token_verify(request.headers.get("Authorization")):
         return _render(error_reply(401, "unauthorized", "a valid service token is required (Authorization: Bearer ...)"), stream=False)
     try:
@@ -83,5 +90,8 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse:
     key = request.headers.get("Idempotency-Key")
     if key is not None and not (0 < len(key) <= _MAX_KEY):
         return _render(error_reply(400, "invalid_idempotency_key", f"Idempotency-Key must be 1 to {_MAX_KEY} characters"), stream=False)
-    reply = chat_completion_create(name, version, body, operation_id=key)
+    language = request.headers.get(HEADER_LANGUAGE)
+    if language is not None and not (2 <= len(language) <= 8 and language.replace("-", "").isalpha()):
+        return _render(error_reply(400, "invalid_expected_language", f"{HEADER_LANGUAGE} must be an ISO 639-1 code such as pt, got {language!r}"), stream=False)
+    reply = chat_completion_create(name, version, body, operation_id=key, language=language)
     return _render(reply, stream=body.get("stream") is True)

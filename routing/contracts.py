@@ -33,6 +33,13 @@ WORKLOADS = ("text", "structured", "tools", "vision", "long_context")
 MODALITIES = ("text", "image", "audio")
 OUTPUT_MODES = ("none", "json_object", "json_schema")
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter")
+STREAM_COMMIT_MODES = ("buffer", "prefix")
+_STREAM_COMMIT_KEYS = frozenset({"mode", "hold_chars", "hold_ms"})
+# The prefix hold of a text contract without its own ``stream_commit``: enough text for the
+# prefix judges (a leading fragment, a template token, a refusal opener) and short enough
+# that a reader does not notice it (a few tokens at chat speed).
+DEFAULT_HOLD_CHARS = 64
+DEFAULT_HOLD_MS = 250.0
 # gRPC A6 clamps maxAttempts to 5; the SRE book's per-request limit is 3 (resilience.md
 # §3, §5). We refuse more than 5 rather than clamping silently.
 MAX_ATTEMPTS_LIMIT = 5
@@ -48,6 +55,32 @@ class SemanticCheckSpec:
 
     name: str
     params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StreamCommit:
+    """When a streamed answer is committed, i.e. its first byte goes to the client.
+
+    ``buffer``: the whole answer is validated first (the reply arrives at once, as an SSE
+    stream of one content chunk). ``prefix``: the first ``hold_chars`` characters of
+    content or ``hold_ms`` milliseconds after the first content, whichever comes first,
+    are held and judged (``canary.judges.prefix``); then every chunk is passed on as it
+    arrives. Before the commit any failure falls back invisibly; after it, a failure ends
+    the stream with an error event.
+    """
+
+    mode: str = "buffer"
+    hold_chars: int = DEFAULT_HOLD_CHARS
+    hold_ms: float = DEFAULT_HOLD_MS
+
+    @property
+    def prefix(self) -> bool:
+        return self.mode == "prefix"
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.mode == "buffer":
+            return {"mode": "buffer"}
+        return {"mode": self.mode, "hold_chars": self.hold_chars, "hold_ms": self.hold_ms}
 
 
 @dataclass(frozen=True)
@@ -69,6 +102,10 @@ class Contract:
     fallback; naming fallbacks requires naming the budget), ``backoff_base_s``/``backoff_cap_s`` for full jitter.
     ``hedge`` (needs ``latency_critical`` and no ``side_effects``) starts a second route
     after ``hedge_delay_s``. ``side_effects``: an ambiguous failure is never replayed.
+    Streaming: ``stream_commit`` (``StreamCommit``; default ``prefix`` for a text
+    contract without structured output or tools, else ``buffer``); ``expected_language``
+    (ISO 639-1) is the language a prefix must be in (a request's
+    ``X-Expected-Language`` header overrides it).
     """
 
     name: str
@@ -103,6 +140,8 @@ class Contract:
     hedge_delay_s: float = 0.5
     latency_critical: bool = False
     side_effects: bool = False
+    stream_commit: StreamCommit = field(default_factory=StreamCommit)
+    expected_language: str | None = None
     # Compiled once at load: schema errors surface when the contract is loaded, and the
     # request path never recompiles a validator.
     output_validator: Draft202012Validator | None = field(default=None, compare=False, repr=False)
@@ -196,6 +235,36 @@ def _semantic(value: Any) -> tuple[SemanticCheckSpec, ...]:
     return tuple(specs)
 
 
+def _stream_commit(data: Mapping[str, Any], *, text_only: bool, first_token_s: float | None,
+                   deadline_s: float) -> StreamCommit:
+    """Parse ``stream_commit``; the hold must end before the first-token limit could fire
+    (a hold past it would turn every slow start into a timeout after the first byte)."""
+    if "stream_commit" not in data:
+        if not text_only:
+            return StreamCommit("buffer")
+        # The default hold stays within half the first-token limit, however tight.
+        limit_ms = (first_token_s if first_token_s is not None else deadline_s) * 1000.0
+        return StreamCommit("prefix", DEFAULT_HOLD_CHARS, min(DEFAULT_HOLD_MS, limit_ms / 2))
+    value = data["stream_commit"]
+    _require(isinstance(value, Mapping), f"stream_commit: expected an object, got {value!r}")
+    unknown = sorted(set(value) - _STREAM_COMMIT_KEYS)
+    _require(not unknown, f"stream_commit: unknown field(s) {unknown}; known: {sorted(_STREAM_COMMIT_KEYS)}")
+    mode = value.get("mode")
+    _require(mode in STREAM_COMMIT_MODES, f"stream_commit.mode: expected one of {list(STREAM_COMMIT_MODES)}, got {mode!r}")
+    if mode == "buffer":
+        _require(set(value) == {"mode"}, "stream_commit: hold_chars and hold_ms apply to mode prefix only")
+        return StreamCommit("buffer")
+    _integer(value, "hold_chars", minimum=1)
+    _number(value, "hold_ms", positive=True)
+    hold_chars = value.get("hold_chars", DEFAULT_HOLD_CHARS)
+    hold_ms = float(value.get("hold_ms", DEFAULT_HOLD_MS))
+    limit_s = first_token_s if first_token_s is not None else deadline_s
+    limit_name = "first_token_s" if first_token_s is not None else "deadline_s"
+    _require(hold_ms / 1000.0 < limit_s,
+             f"stream_commit.hold_ms: {hold_ms:g} ms is not shorter than {limit_name} ({limit_s:g} s)")
+    return StreamCommit("prefix", hold_chars, hold_ms)
+
+
 def contract_from_dict(data: Mapping[str, Any]) -> Contract:
     """Parse and check one contract. Raises ``ContractError`` naming the bad field.
 
@@ -279,6 +348,16 @@ def contract_from_dict(data: Mapping[str, Any]) -> Contract:
         _require(not data.get("side_effects"), "hedge: not allowed with side_effects (both routes would act)")
         _require(max_fallbacks >= 1, "hedge: needs max_fallbacks >= 1 (the hedge is a second route)")
 
+    first_token = data.get("first_token_s")
+    kwargs["stream_commit"] = _stream_commit(
+        data, text_only=output_mode == "none" and not tools and workload in ("text", "long_context"),
+        first_token_s=first_token, deadline_s=float(data["deadline_s"]) if "deadline_s" in data else Contract.deadline_s,
+    )
+    if data.get("expected_language") is not None:
+        language = data["expected_language"]
+        _require(isinstance(language, str) and 2 <= len(language) <= 8 and language.replace("-", "").isalpha(),
+                 f"expected_language: an ISO 639-1 code such as 'pt', got {language!r}")
+
     contract = Contract(**kwargs)
     _require(contract.allowances.required_s <= contract.deadline_s,
              f"connect_s + generation_s + validation_s = {contract.allowances.required_s:g} s exceeds deadline_s {contract.deadline_s:g} s: no attempt could ever start")
@@ -293,7 +372,9 @@ def contract_to_dict(contract: Contract) -> dict[str, Any]:
         if f.name not in _SPEC_FIELDS:
             continue
         value = getattr(contract, f.name)
-        if isinstance(value, tuple):
+        if isinstance(value, StreamCommit):
+            value = value.as_dict()
+        elif isinstance(value, tuple):
             value = [
                 {"name": v.name, "params": dict(v.params)} if isinstance(v, SemanticCheckSpec) else v
                 for v in value

@@ -6,12 +6,17 @@ gateway routes pinned by tag, so admins do not retype it: new endpoints become r
 (disabled until an admin enables them, unless asked otherwise), known routes get the
 listing's capability profile, and routes whose endpoint OpenRouter no longer lists are
 disabled. Admin-owned fields (enabled, model class, region, modalities) of known routes
-are never overwritten; measurements stay with ``route_measurements_refresh``.
+are never overwritten, and neither is a listed field an admin edited (context length,
+tools, structured-output modes, prices): each route keeps what the listing last said per
+field (``Route.listing``), and a value that differs from it is the admin's. Measurements
+stay with ``route_measurements_refresh``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
 
 from django.db import transaction
 from django.utils.text import slugify
@@ -31,6 +36,20 @@ class RoutesSync:
     disabled: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # endpoint tag -> why
     still_disabled: list[str] = field(default_factory=list)  # known, listed, waiting for an admin
+    # route -> field -> (old, new): what this run changed
+    changes: dict[str, dict[str, tuple[Any, Any]]] = field(default_factory=dict)
+    # route -> field -> (admin's value, the listing's): admin edits this run kept
+    kept: dict[str, dict[str, tuple[Any, Any]]] = field(default_factory=dict)
+
+
+SYNCED_FIELDS = ("context_length", "tools", "output_modes", "price_prompt_usd", "price_completion_usd")
+
+
+def plain_value(value: Any) -> Any:
+    """A field's value as JSON stores it (prices as normalised decimal strings)."""
+    if isinstance(value, Decimal | float):
+        return format(Decimal(str(value)).normalize(), "f")
+    return value
 
 
 def route_name(model_id: str, tag: str) -> str:
@@ -91,15 +110,32 @@ def routes_sync(model_id: str, *, enable_new: bool = False, model_class: str = "
                     result.skipped[ep.tag] = f"a route named {name!r} already exists for another target"
                     continue
                 Route.objects.create(
-                    name=name, model_id=model_id, provider_tag=ep.tag, modalities=["text"], enabled=enable_new, **profile
+                    name=name, model_id=model_id, provider_tag=ep.tag, modalities=["text"], enabled=enable_new,
+                    listing={k: plain_value(profile[k]) for k in SYNCED_FIELDS}, **profile,
                 )
                 result.created.append(name)
                 continue
-            changed = [k for k, v in profile.items() if getattr(route, k) != v]
+            last = route.listing or {}
+            changed: list[str] = []
+            for key, new in profile.items():
+                current = plain_value(getattr(route, key))
+                if current == plain_value(new):
+                    continue
+                # Without a record of the listing's last value (a route from before it was
+                # kept), a difference may be an admin's edit: keep it.
+                if key in SYNCED_FIELDS and current != last.get(key, object()):
+                    result.kept.setdefault(route.name, {})[key] = (getattr(route, key), new)
+                    continue
+                result.changes.setdefault(route.name, {})[key] = (getattr(route, key), new)
+                setattr(route, key, new)
+                changed.append(key)
+            listing = {k: plain_value(profile[k]) for k in SYNCED_FIELDS}
+            if listing != last:
+                route.listing = listing
+                changed.append("listing")
             if changed:
-                for key in changed:
-                    setattr(route, key, profile[key])
                 route.save(update_fields=changed)
+            if set(changed) - {"listing"}:
                 result.updated.append(route.name)
             if not route.enabled:
                 result.still_disabled.append(route.name)

@@ -30,7 +30,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -38,6 +38,7 @@ from typing import Any, Protocol
 from openrouter.transport import AttemptHandle
 from routing.backoff import wait_before_retry_s
 from routing.breaker import BreakerStore, Permit
+from routing.commit import Checks, hold_over, prefix_checks, reply_checks
 from routing.contracts import Contract
 from routing.deadline import AttemptTimes, Deadline
 from routing.failures import Failure, FailureClass, classify, validation_failure
@@ -49,7 +50,7 @@ from routing.selection import (
     estimate_needs,
 )
 from routing.stream import Answer
-from routing.upstream import AttemptOutcome, Upstream
+from routing.upstream import AttemptOutcome, LiveAttempt, Upstream
 from routing.validation import ValidationResult, validate_answer
 
 # OpenRouter's provider-preference keys (reference openrouter-api.md §1). The gateway
@@ -116,6 +117,9 @@ class AttemptRecord:
     cost_usd: float = 0.0
     hedge: bool = False
     breaker_opened: str = ""
+    # Pre-commit (``prefix.<check>``) and post-stream (``post.<check>``) verdicts of a
+    # streamed attempt: the canary's judges on live traffic.
+    checks: dict[str, str] = field(default_factory=dict)
     # Set when the request finished without waiting for this (cancelled) attempt: its
     # thread must not change a record that may already be written as an event.
     frozen: bool = False
@@ -128,6 +132,7 @@ class AttemptRecord:
             "message": self.message or None, "http_status": self.http_status,
             "latency_ms": round(self.latency_ms, 1), "fallback_reason": self.fallback_reason,
             "validation": self.validation or None, "hedge": self.hedge,
+            "checks": self.checks or None,
         }
 
 
@@ -158,6 +163,9 @@ class GatewayResult:
     retry_after_s: float | None = None
     rejected_routes: dict[str, str] = field(default_factory=dict)
     request_text: str = ""
+    # Set while a streamed answer passed its commit point and is still flowing (outcome
+    # "streaming"): the final result comes from ``Committed.result`` when it ends.
+    committed: Committed | None = None
 
     @property
     def ok(self) -> bool:
@@ -177,6 +185,10 @@ class _Try:
     answer: Answer | None = None
     validation: ValidationResult | None = None
     route: RouteProfile | None = None  # the profile the attempt used
+    # A streamed attempt past its commit point: the open stream, its reader, its permit.
+    live: LiveAttempt | None = None
+    reader: Iterator[None] | None = None
+    permit: Permit | None = None
 
 
 def check_request(body: Any, contract: Contract) -> None:
@@ -321,11 +333,19 @@ class Gateway:
 
     # ------------------------------------------------------------------ entry point
 
-    def complete(self, contract: Contract, body: Mapping[str, Any], *, operation_id: str | None = None) -> GatewayResult:
+    def complete(self, contract: Contract, body: Mapping[str, Any], *, operation_id: str | None = None,
+                 stream: bool = False, language: str | None = None) -> GatewayResult:
         """Serve one chat request under ``contract``.
 
         Returns a ``GatewayResult`` (accepted, failed or unknown); raises
         ``RequestInvalid`` only for a malformed request (before any upstream request).
+
+        ``stream``: the client asked for a stream. Under a ``prefix`` commit point (and
+        without side effects: a committed stream cannot be replayed from the ledger) the
+        result may be ``"streaming"``: the held prefix passed the pre-commit checks
+        and ``result.committed`` passes the rest on; its final result is emitted when the
+        stream ends. ``language`` (ISO 639-1) is the language the prefix must be in
+        (default: the contract's ``expected_language``).
         """
         deadline = Deadline(contract.deadline_s, self.clock)
         started_wall = self.wall()
@@ -334,14 +354,41 @@ class Gateway:
         messages = body["messages"]
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or contract.max_output_tokens
         needs = estimate_needs(messages, max_tokens=max_tokens, tools=body.get("tools"))
+        model = self.model_check(contract, body.get("model"), needs)
         base = _upstream_body(contract, body)
         client_provider = body.get("provider")
         run = _Run(self, contract, deadline, needs, base, client_provider, op, started_wall)
+        run.model = model
+        run.live = stream and contract.stream_commit.prefix and not contract.side_effects
+        run.language = language or contract.expected_language
+        run.request_text = _canonical_json(messages)
         result = run.execute()
-        result.request_text = _canonical_json(messages)
-        if self.sink is not None:
+        result.request_text = run.request_text
+        if self.sink is not None and result.committed is None:
             self.sink.emit(result)
         return result
+
+    def model_check(self, contract: Contract, model: Any, needs: RequestNeeds) -> str | None:
+        """The request's ``model``: omitted (or empty), every capable route stays a
+        candidate (None); else it must be the model id of a route that can serve
+        ``contract`` (case-insensitive), and only that model's routes are candidates.
+        Raises ``RequestInvalid`` naming the models the contract serves (none capable:
+        None, and the run answers that no route satisfies the contract)."""
+        if model is None or model == "":
+            return None
+        if not isinstance(model, str):
+            raise RequestInvalid(f"model: expected a model id string, got {model!r}")
+        capable, _ = candidates(list(self.routes()), contract, needs, budget_left_usd=contract.max_cost_usd,
+                                ignored=frozenset(), min_structured_honoured=self.min_structured_honoured)
+        served = sorted({r.model_id for r in capable})
+        if not served:
+            return None  # no route at all: the run answers no_eligible_route (422)
+        wanted = model.strip().casefold()
+        for model_id in served:
+            if model_id.casefold() == wanted:
+                return model_id
+        raise RequestInvalid(f"model: {model!r} is not served under contract {contract.key}; "
+                             f"it serves {served} (or omit model to let the gateway choose)")
 
     def pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
@@ -379,6 +426,10 @@ class _Run:
         self.tried: set[str] = set()
         self.rejected: dict[str, str] = {}
         self.lock = threading.Lock()
+        self.live = False
+        self.model: str | None = None
+        self.language: str | None = None
+        self.request_text = ""
 
     # ------------------------------------------------------------------ helpers
 
@@ -412,7 +463,8 @@ class _Run:
         """Capable routes not tried yet, best first (capabilities re-checked against the
         budget left: an expensive fallback is dropped once the chain has spent money)."""
         budget = None if self.contract.max_cost_usd is None else self.contract.max_cost_usd - self.spent_usd()
-        routes = [r for r in self.gw.routes() if r.name not in self.tried]
+        routes = [r for r in self.gw.routes() if r.name not in self.tried
+                  and (self.model is None or r.model_id == self.model)]
         ignored: frozenset[str] = frozenset()
         models = {r.model_id for r in routes}
         if self.gw.ignored is not None:
@@ -464,12 +516,18 @@ class _Run:
                     message=(f"{self.deadline.remaining_s():.2f} s left of the {c.deadline_s:g} s deadline, "
                              f"below the {c.allowances.required_s:g} s an attempt requires"),
                 )
-            if c.hedge and fallbacks < c.max_fallbacks and c.attempt_budget - len(self.tries) >= 2:
+            # A streamed attempt is not hedged: two streams cannot both reach the client, and
+            # a slow start already falls back invisibly before the commit point.
+            if c.hedge and not self.live and fallbacks < c.max_fallbacks and c.attempt_budget - len(self.tries) >= 2:
                 winner, failure, hedged = self.hedged(route, permit, reason, times)
                 fallbacks += hedged
             else:
                 winner, failure = self.single(route, permit, reason, times)
             if winner is not None:
+                if winner.live is not None:
+                    streaming = self.finish("streaming", route=winner.route)
+                    streaming.committed = Committed(self, winner)
+                    return streaming
                 return self.finish("accepted", accepted=winner, route=winner.route)
             assert failure is not None
             last = failure
@@ -544,7 +602,19 @@ class _Run:
             t = _Try(record, None, route=route)
             self.tries.append(t)
         body = _route_body(route, self.base, self.client_provider, c)
-        outcome: AttemptOutcome = gw.upstream.attempt(route, body, times, idle_s=c.idle_s, handle=handle)
+        held: Checks | None = None
+        if self.live:
+            opened = gw.upstream.open(route, body, times, idle_s=c.idle_s, handle=handle, record=True)
+            if isinstance(opened, LiveAttempt):
+                held, ended = self.hold(opened, t)
+                if ended is None:
+                    t.permit = permit
+                    return t  # committed: ``settle`` finishes the record when the stream ends
+                outcome = ended
+            else:
+                outcome = opened
+        else:
+            outcome = gw.upstream.attempt(route, body, times, idle_s=c.idle_s, handle=handle)
         with self.lock:
             if record.frozen:
                 t.failure = classify(outcome.signal) if outcome.signal is not None else None
@@ -553,7 +623,16 @@ class _Run:
         record.ttft_ms = outcome.ttft_ms
         record.http_status = outcome.http_status
         failure: Failure | None = None
-        if outcome.answer is not None:
+        if held is not None and not held.ok:
+            # The held prefix failed a canary judge: nothing reached the client.
+            failure = Failure(FailureClass.INVALID_RESPONSE, "prefix_rejected", held.failed[:500])
+            record.status = "rejected"
+        elif outcome.answer is not None and self.live and not self.judge_whole(outcome.answer, record).ok:
+            # The whole answer arrived within the hold: the prefix checks judged all of it.
+            t.answer = outcome.answer
+            failure = Failure(FailureClass.INVALID_RESPONSE, "prefix_rejected", record.message or "prefix rejected")
+            record.status = "rejected"
+        elif outcome.answer is not None:
             t.answer = outcome.answer
             t.validation = validate_answer(c, outcome.answer)
             record.validation = t.validation.summary
@@ -567,7 +646,8 @@ class _Run:
             record.validation = "not reached"
         # A hedge loser reached the provider and was cut mid-work: count its input as
         # billed (issue point 10: both costs counted).
-        billed = outcome.answer is not None or outcome.cancelled or (outcome.signal is not None and outcome.signal.output_seen)
+        billed = (outcome.answer is not None or outcome.cancelled or held is not None
+                  or (outcome.signal is not None and outcome.signal.output_seen))
         record.tokens_in, record.tokens_out, record.cost_usd = _cost_usd(route, outcome.usage, self.needs, billed)
         if failure is None:
             record.status = "accepted"
@@ -585,6 +665,114 @@ class _Run:
         elif gw.breakers is not None and permit.trial_classes:
             gw.breakers.record(route.name, self.now_ms(), "neutral", permit=permit)
         return t
+
+    def judge_whole(self, answer: Answer, record: AttemptRecord) -> Checks:
+        """The pre-commit checks on an answer that ended before its commit point."""
+        checks = prefix_checks(answer.content or "", self.language)
+        record.checks = {f"prefix.{k}": v for k, v in checks.verdicts.items()}
+        record.message = checks.failed[:500]
+        return checks
+
+    def hold(self, live: LiveAttempt, t: _Try) -> tuple[Checks | None, AttemptOutcome | None]:
+        """Read a stream until its commit point (``routing.commit.hold_over``), then judge
+        the held prefix. Returns (checks, None) when it commits (``t`` keeps the open
+        stream), (failed checks, outcome) when the prefix is rejected (the stream is cut),
+        (None, outcome) when the stream ended or failed before the commit point."""
+        clock = self.gw.clock
+        commit = self.contract.stream_commit
+        stream = live.stream
+        record = t.record
+        first_at: float | None = None
+        reader = live.chunks()
+        for _ in reader:
+            if not stream.output_seen or stream.finished:
+                continue
+            now = clock()
+            if first_at is None:
+                first_at = now
+            if not hold_over(commit, content_chars=stream.content_chars, first_content_at_s=first_at, now_s=now):
+                continue
+            checks = prefix_checks(stream.content_so_far, self.language)
+            record.checks = {f"prefix.{k}": v for k, v in checks.verdicts.items()}
+            record.validation = checks.summary("prefix")
+            if not checks.ok:
+                live.cut("rejected")
+                for _ in reader:
+                    pass
+                live.close()
+                outcome = live.outcome
+                assert outcome is not None
+                return checks, outcome
+            record.status = "committed"
+            record.ttft_ms = live.ttft_ms
+            record.http_status = live.response.status_code
+            t.live, t.reader = live, reader
+            return checks, None
+        live.close()
+        assert live.outcome is not None
+        return None, live.outcome
+
+    def settle(self, t: _Try, *, client_gone: bool = False, sent: int = 0) -> GatewayResult:
+        """Finish a committed stream's attempt and request once the stream ended (or the
+        client left): post-stream checks and validation, cost, the route's breaker, the
+        event. The bytes are gone; the route's health and breaker still learn. ``sent``:
+        the content chunks passed on (recorded beside those received)."""
+        gw, c = self.gw, self.contract
+        live, record, route = t.live, t.record, t.route
+        assert live is not None and route is not None
+        outcome = live.outcome
+        record.latency_ms = live.elapsed_ms()
+        failure: Failure | None = None
+        code = ""
+        if client_gone or outcome is None:
+            record.status = "cancelled"
+            record.failure_reason = "client_disconnected"
+            record.message = "the client disconnected mid-stream; the upstream request was cancelled"
+        elif outcome.answer is not None:
+            t.answer = outcome.answer
+            t.validation = validate_answer(c, outcome.answer)
+            post = reply_checks(outcome.answer.content or "", self.language)
+            record.checks.update({f"post.{k}": v for k, v in post.verdicts.items()})
+            record.validation = "; ".join(filter(None, (record.validation, post.summary("post"),
+                                                        f"validation: {t.validation.summary}")))
+            problems = [*t.validation.problems, *([post.failed] if post.failed else [])]
+            if problems:
+                failure = validation_failure(problems)
+                record.status = "rejected"
+                code = "rejected_after_commit"
+            else:
+                record.status = "accepted"
+        else:
+            assert outcome.signal is not None
+            failure = classify(outcome.signal)
+            record.status = "failed"
+            code = "failed_after_commit"
+        if failure is not None:
+            record.failure_class = failure.cls.value
+            record.failure_reason = failure.reason
+            record.message = failure.message[:500]
+        record.validation = "; ".join(filter(None, (
+            record.validation, f"chunks: {live.stream.content_events} received, {sent} sent")))
+        usage = outcome.usage if outcome is not None else live.stream.usage
+        record.tokens_in, record.tokens_out, record.cost_usd = _cost_usd(route, usage, self.needs, True)
+        permit = t.permit
+        if gw.breakers is not None and permit is not None:
+            # A client that leaves says nothing about the route: neutral, never a failure.
+            verdict = "neutral" if record.status == "cancelled" else (
+                "success" if failure is None else (failure.cls.value if failure.counts_against_route else "neutral"))
+            record.breaker_opened = gw.breakers.record(route.name, self.now_ms(), verdict, permit=permit)
+        if record.status == "cancelled":
+            result = self.finish("cancelled", code="client_disconnected", message=record.message, route=route)
+        elif failure is None:
+            result = self.finish("accepted", accepted=t, route=route)
+        else:
+            result = self.finish("failed", code=code, cls=failure.cls,
+                                 message=f"after the commit point: {failure.reason}: {failure.message}", route=route)
+            result.answer = t.answer
+        result.request_text = self.request_text
+        if gw.sink is not None:
+            gw.sink.emit(result)
+        return result
 
     def freeze_unfinished(self) -> None:
         """Record still-running hedge losers as cancelled now, with their cost estimate."""
@@ -641,3 +829,76 @@ class _Run:
                     return t, None, launched
                 last = t.failure
         return None, last, launched
+
+
+class Committed:
+    """A streamed answer past its commit point (``GatewayResult.committed``).
+
+    ``deltas()`` yields the content deltas as the upstream sent them (``{"content": ...}``
+    and/or ``{"tool_calls": [...]}``): the held ones first, then each as it arrives. When
+    the stream ends, ``result`` is the request's final ``GatewayResult`` (accepted,
+    ``failed_after_commit``/``rejected_after_commit``, or ``cancelled``), already emitted
+    to the event sink. Closing the generator early (the client left) cuts the upstream
+    request and records the request as cancelled.
+    """
+
+    def __init__(self, run: _Run, t: _Try) -> None:
+        self._run = run
+        self._t = t
+        self.result: GatewayResult | None = None
+        self.sent = 0
+
+    @property
+    def route(self) -> RouteProfile:
+        assert self._t.route is not None
+        return self._t.route
+
+    @property
+    def operation_id(self) -> str:
+        return self._run.op
+
+    @property
+    def attempts(self) -> int:
+        return len(self._run.tries)
+
+    def deltas(self) -> Iterator[dict[str, Any]]:
+        live, reader = self._t.live, self._t.reader
+        assert live is not None and reader is not None
+        pending = live.stream.events
+        assert pending is not None
+        try:
+            while True:
+                if pending:
+                    batch = list(pending)
+                    pending.clear()
+                    for event in batch:
+                        self.sent += 1
+                        yield event
+                if next(reader, _END) is _END:
+                    break
+            if pending:
+                batch = list(pending)
+                pending.clear()
+                for event in batch:
+                    self.sent += 1
+                    yield event
+        except GeneratorExit:
+            self.cancel()
+            raise
+        finally:
+            live.close()
+        if self.result is None:
+            self.result = self._run.settle(self._t, sent=self.sent)
+
+    def cancel(self) -> None:
+        """The client is gone: cut the upstream request, record the request cancelled."""
+        if self.result is not None:
+            return
+        live = self._t.live
+        assert live is not None
+        live.cut("client_gone")
+        live.close()
+        self.result = self._run.settle(self._t, client_gone=True, sent=self.sent)
+
+
+_END = object()

@@ -74,6 +74,9 @@ class Route(models.Model):
     latency_ms = models.FloatField(null=True, blank=True)
     structured_honoured = models.FloatField(null=True, blank=True)
     measured_at = models.DateTimeField(null=True, blank=True)
+    # What the endpoint listing last said for each field ``routes_sync`` fills: a field
+    # whose value differs from it was edited by an admin, and a later sync keeps it.
+    listing = models.JSONField(default=dict, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]
@@ -86,6 +89,7 @@ class Outcomes(models.TextChoices):
     ACCEPTED = "accepted"
     FAILED = "failed"
     UNKNOWN = "unknown"
+    CANCELLED = "cancelled"  # the client disconnected mid-stream
 
 
 class RequestEvent(models.Model):
@@ -140,6 +144,10 @@ class AttemptEvent(models.Model):
     breaker_state = models.CharField(max_length=12)
     breaker_opened = models.CharField(max_length=20, blank=True)
     hedge = models.BooleanField(default=False)
+    # Streamed attempts: the canary judges' verdicts, "prefix.<check>" before the commit
+    # point and "post.<check>" on the whole reply after the stream, e.g.
+    # {"prefix.leading_garbage": "fail"}.
+    checks = models.JSONField(default=dict, blank=True)
     started_at = models.DateTimeField()
 
     class Meta:

@@ -11,15 +11,23 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from routing.gateway import GatewayResult
+from routing.live import sse_stream
 
 HEADER_ROUTE = "X-Routing-Route"
 HEADER_ATTEMPTS = "X-Routing-Attempts"
 HEADER_OPERATION = "X-Routing-Operation-Id"
 HEADER_CONTRACT = "X-Routing-Contract"  # request: "name@version"
+HEADER_LANGUAGE = "X-Expected-Language"  # request: ISO 639-1 code the reply must be in
+# One retry owner: the OpenAI SDK (and clients built on it) retries 408, 409, 429 and 5xx
+# unless the response says ``x-should-retry: false``. Every error the gateway answers has
+# already had the gateway's own retries and fallbacks (or would repeat a refused request):
+# a client retry would repeat that work, so the gateway says so on every error.
+HEADER_SHOULD_RETRY = "x-should-retry"
 
 _STATUS = {
     "deadline_exhausted": 504,
@@ -33,13 +41,15 @@ _STATUS = {
 class GatewayReply:
     """What the API sends and what the in-process client returns: HTTP ``status``, JSON
     ``body``, ``headers``; ``result`` is the gateway's full result (None for a replay or
-    a request refused before the gateway ran); ``replayed`` for an idempotent replay."""
+    a request refused before the gateway ran); ``replayed`` for an idempotent replay;
+    ``stream`` the event stream of an answer past its commit point (``routing.live``)."""
 
     status: int
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
     result: GatewayResult | None = None
     replayed: bool = False
+    stream: Iterator[bytes] | None = None
 
     @property
     def ok(self) -> bool:
@@ -56,12 +66,16 @@ class GatewayReply:
 def error_reply(status: int, code: str, message: str, *, failure_class: str = "permanent", **extra: Any) -> GatewayReply:
     """A refusal before or outside the gateway run (bad header, bad JSON, auth...)."""
     body = {"error": {"type": "routing_error", "code": code, "failure_class": failure_class, "message": message, **extra}}
-    return GatewayReply(status, body)
+    return GatewayReply(status, body, {HEADER_SHOULD_RETRY: "false"})
 
 
 def reply_for(result: GatewayResult) -> GatewayReply:
-    """The reply for a finished gateway run."""
+    """The reply for a finished gateway run (or one streaming past its commit point)."""
     headers = {HEADER_ATTEMPTS: str(len(result.attempts)), HEADER_OPERATION: result.operation_id}
+    committed = result.committed
+    if committed is not None:
+        headers[HEADER_ROUTE] = committed.route.name
+        return GatewayReply(200, {}, headers, result, stream=sse_stream(committed))
     if result.ok and result.answer is not None and result.route is not None:
         answer = result.answer
         headers[HEADER_ROUTE] = result.route.name
@@ -81,6 +95,7 @@ def reply_for(result: GatewayResult) -> GatewayReply:
             "usage": answer.usage,
         }
         return GatewayReply(200, body, headers, result)
+    headers[HEADER_SHOULD_RETRY] = "false"
     last_route = result.attempts[-1].route if result.attempts else ""
     if last_route:
         headers[HEADER_ROUTE] = last_route

@@ -37,6 +37,7 @@ from django.utils import timezone
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from canary.judges import warm_up
 from canary.selectors import ignored_targets, structured_honour_rate
 from observability.gateway import observed, unwrapped
 from routing.breaker import BreakerConfig, BreakerStore
@@ -107,6 +108,14 @@ def contracts_load_file(path: str | Path, *, actor: str = "file") -> list[Contra
             except ContractError as exc:
                 raise ContractError(f"{path} entry {i}: {exc}") from exc
     return created
+
+
+def contract_model_classes() -> set[str]:
+    """The model classes the latest version of some contract names in ``model_classes``."""
+    latest: dict[str, dict[str, Any]] = {}
+    for row in ContractVersion.objects.order_by("name", "version"):
+        latest[row.name] = row.spec
+    return {c for spec in latest.values() for c in (spec.get("model_classes") or []) if isinstance(c, str)}
 
 
 _contracts: dict[tuple[str, int], Contract] = {}
@@ -271,7 +280,7 @@ _REQUEST_COLUMNS = ("operation_id", "contract", "outcome", "failure_class", "err
                     "attempt_count", "latency_ms", "cost_usd", "prompt", "output", "started_at")
 _ATTEMPT_COLUMNS = ("operation_id", "attempt_id", "index", "route", "status", "failure_class", "failure_reason",
                     "message", "http_status", "latency_ms", "ttft_ms", "tokens_in", "tokens_out", "cost_usd",
-                    "fallback_reason", "validation", "breaker_state", "breaker_opened", "hedge", "started_at")
+                    "fallback_reason", "validation", "breaker_state", "breaker_opened", "hedge", "checks", "started_at")
 
 
 def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
@@ -295,6 +304,9 @@ def events_write(results: list[GatewayResult]) -> None:
     def when(epoch_s: float) -> Any:
         return ops.adapt_datetimefield_value(datetime.fromtimestamp(epoch_s, tz=UTC))
 
+    def checks(value: dict[str, str]) -> Any:
+        return ops.adapt_json_value(value, None)
+
     def usd(value: float) -> Any:
         return ops.adapt_decimalfield_value(Decimal(str(round(value, 8))), 14, 8)
 
@@ -308,7 +320,7 @@ def events_write(results: list[GatewayResult]) -> None:
     attempts = [
         (r.operation_id, a.attempt_id, a.index, a.route, a.status, a.failure_class, a.failure_reason[:60], a.message,
          a.http_status, a.latency_ms, a.ttft_ms, a.tokens_in, a.tokens_out, usd(a.cost_usd), a.fallback_reason[:300],
-         a.validation, a.breaker_state, a.breaker_opened, a.hedge, when(a.started_at))
+         a.validation, a.breaker_state, a.breaker_opened, a.hedge, checks(a.checks), when(a.started_at))
         for r in results
         for a in r.attempts
     ]
@@ -516,6 +528,8 @@ def gateway_get() -> Gateway:
             )
             events = BackgroundEventSink() if _setting("ROUTING_EVENTS_ASYNC", True) else DbEventSink()
             sink = observed(events, routes=route_profiles)  # metrics and traces from each result
+            # The language detector loads in about 5 s: off the first request's path.
+            threading.Thread(target=warm_up, name="routing-warm-up", daemon=True).start()
             _gateway = Gateway(
                 routes=route_profiles,
                 upstream=upstream,
@@ -525,6 +539,13 @@ def gateway_get() -> Gateway:
                 min_structured_honoured=float(_setting("ROUTING_MIN_STRUCTURED_HONOURED", DEFAULT_MIN_STRUCTURED_HONOURED)),
             )
         return _gateway
+
+
+def gateway_flush(timeout_s: float = 5.0) -> None:
+    """Wait (at most ``timeout_s``) until the process's gateway wrote its events."""
+    gw = _gateway
+    if gw is not None and isinstance(gw.sink, BackgroundEventSink):
+        gw.sink.flush(timeout_s)
 
 
 def gateway_reset() -> None:
@@ -549,6 +570,7 @@ def chat_completion_create(
     *,
     operation_id: str | None = None,
     gateway: Gateway | None = None,
+    language: str | None = None,
 ) -> GatewayReply:
     """The in-process client: what ``POST /v1/chat/completions`` does, without HTTP.
 
@@ -556,6 +578,9 @@ def chat_completion_create(
     ``operation_id`` is the idempotency key (required by contracts with side effects:
     the request is claimed in the execution ledger, replayed when done, refused with 409
     while running or when its outcome is unknown, 422 with other arguments).
+    ``body["stream"]`` true under a ``prefix`` commit point: an accepted reply carries
+    ``stream`` (the event stream, passed on as it arrives). ``language`` (ISO 639-1) is
+    the language the reply must be in (pre-commit check).
     Returns a ``GatewayReply`` (status, body, headers); never raises for bad input.
     """
     try:
@@ -583,7 +608,8 @@ def chat_completion_create(
             stored = row.result or {}
             return GatewayReply(stored.get("status", 200), stored.get("body", {}), stored.get("headers", {}), replayed=True)
     try:
-        result = gw.complete(spec, body, operation_id=operation_id)
+        result = gw.complete(spec, body, operation_id=operation_id, stream=body.get("stream") is True,
+                             language=language)
     except RequestInvalid as exc:
         if ledger_key:
             ledger_finish(ledger_key, "failed")

@@ -65,9 +65,10 @@ class ChatStream(ChunkEnvelope):
     ``max_line_bytes``.
     """
 
-    __slots__ = ("_frames", "_content", "_tools", "finish_reason", "done", "output_seen", "finished")
+    __slots__ = ("_frames", "_content", "_tools", "finish_reason", "done", "output_seen", "finished", "events",
+                 "content_chars", "content_events")
 
-    def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+    def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, *, record: bool = False) -> None:
         self._frames = SSEFrames(max_line_bytes)
         self._content: list[str] = []
         self._tools: dict[int, _ToolDraft] = {}
@@ -82,6 +83,12 @@ class ChatStream(ChunkEnvelope):
         self.output_seen = False
         # True after [DONE] or an error: ``feed`` ignores the rest of the body.
         self.finished = False
+        # With ``record``: the content-bearing deltas (content or tool-call pieces) folded
+        # since the caller last cleared the list, as the upstream sent them, for a stream
+        # passed on chunk by chunk. Role-only and empty deltas are not content: not kept.
+        self.events: list[dict[str, Any]] | None = [] if record else None
+        self.content_chars = 0
+        self.content_events = 0  # content-bearing deltas recorded, for the pass-through count
 
     def feed(self, chunk: bytes) -> None:
         """Body bytes as they arrive, split anywhere. Complete events are folded now, the
@@ -125,20 +132,34 @@ class ChatStream(ChunkEnvelope):
         part = choice.get(key)
         if isinstance(part, dict):
             content = part.get("content")
+            text = ""
             if isinstance(content, str):
                 if content:
+                    text = content
                     self._content.append(content)
                     self.output_seen = True
             elif isinstance(content, list):
                 texts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
                 if any(texts):
-                    self._content.extend(t for t in texts if t)
+                    text = "".join(t for t in texts if t)
+                    self._content.append(text)
                     self.output_seen = True
+            self.content_chars += len(text)
             tool_calls = part.get("tool_calls")
+            calls = []
             if isinstance(tool_calls, list):
                 for position, call in enumerate(tool_calls):
                     if isinstance(call, dict):
                         self._tool(call, position)
+                        calls.append(call)
+            if self.events is not None and (text or calls):
+                event: dict[str, Any] = {}
+                if text:
+                    event["content"] = text
+                if calls:
+                    event["tool_calls"] = calls
+                self.events.append(event)
+                self.content_events += 1
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             self.finish_reason = finish
@@ -178,6 +199,11 @@ class ChatStream(ChunkEnvelope):
             generation_id=self.generation_id,
             ttft_ms=ttft_ms,
         )
+
+    @property
+    def content_so_far(self) -> str:
+        """The content folded so far (the held prefix of a stream)."""
+        return "".join(self._content)
 
 
 def parse_body(raw: bytes) -> ChatStream:

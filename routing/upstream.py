@@ -19,7 +19,7 @@ for ``routing.failures.classify``. Never raises on anything the network or upstr
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,7 +142,31 @@ class Upstream:
         idle_s: float,
         handle: AttemptHandle | None = None,
     ) -> AttemptOutcome:
-        """Send ``body`` (a JSON chat request with ``stream: true``) to ``route``."""
+        """Send ``body`` (a JSON chat request with ``stream: true``) to ``route`` and read
+        the whole reply."""
+        opened = self.open(route, body, times, idle_s=idle_s, handle=handle)
+        if isinstance(opened, AttemptOutcome):
+            return opened
+        try:
+            return opened.drain()
+        finally:
+            opened.close()
+
+    def open(
+        self,
+        route: RouteProfile,
+        body: bytes,
+        times: AttemptTimes,
+        *,
+        idle_s: float,
+        handle: AttemptHandle | None = None,
+        record: bool = False,
+    ) -> AttemptOutcome | LiveAttempt:
+        """Send ``body`` to ``route``; return the ``AttemptOutcome`` of a reply that is not
+        a stream (an error status, a whole body, a failure to connect) or, for a 200 event
+        stream, a ``LiveAttempt`` to read chunk by chunk (its watchdog alarms are armed;
+        the caller must ``close()`` it). ``record`` keeps the content deltas for a
+        caller that passes them on (``ChatStream.events``). Never raises."""
         handle = handle or AttemptHandle()
         start = self._clock()
         attempt_end = start + times.timeout_s
@@ -175,6 +199,7 @@ class Upstream:
             # request never left; never a crash.
             return failed("connect", f"request could not be sent: {type(exc).__name__}: {exc}")
         response.request = request
+        live: LiveAttempt | None = None
         try:
             handle.attach(response)
             status = response.status_code
@@ -192,10 +217,12 @@ class Upstream:
                 except httpx.HTTPError as exc:
                     return failed("reset", f"body cut: {type(exc).__name__}", status)
                 return self._whole(raw, status, start, retry_after)
-            return self._stream(response, request, times, idle_s, handle, start, attempt_end, retry_after)
+            live = LiveAttempt(self, response, request, times, idle_s, handle, start, attempt_end, retry_after, record)
+            return live
         finally:
-            handle.detach()
-            response.close()
+            if live is None:
+                handle.detach()
+                response.close()
 
     def _read_capped(self, response: httpx.Response, cap: int) -> bytes | None:
         """An error body up to ``cap`` bytes (what arrived before a cut), None past the cap."""
@@ -223,42 +250,87 @@ class Upstream:
             return AttemptOutcome(None, signal, status, latency, None, usage=parsed.usage)
         return AttemptOutcome(parsed.answer(), None, status, latency, None, usage=parsed.usage)
 
-    def _stream(
-        self,
-        response: httpx.Response,
-        request: httpx.Request,
-        times: AttemptTimes,
-        idle_s: float,
-        handle: AttemptHandle,
-        start: float,
-        attempt_end: float,
-        retry_after: float | None,
-    ) -> AttemptOutcome:
-        status = response.status_code
-        clock = self._clock
+
+class LiveAttempt:
+    """An attempt whose 200 event stream is being read (``Upstream.open``).
+
+    ``chunks()`` reads the body, yielding after every network read (keep-alive bytes
+    included) so the caller can look at ``stream`` (the folded ``ChatStream``) between
+    reads; when it ends, ``outcome`` holds the ``AttemptOutcome``. The first-token and
+    attempt alarms cut the socket at their instant; the idle limit is the socket read
+    timeout. ``cut(reason)`` ends it from another thread (``"cancelled"``: the client
+    left). ``close()`` returns the connection (or drops it when the body is unread).
+    """
+
+    def __init__(self, upstream: Upstream, response: httpx.Response, request: httpx.Request, times: AttemptTimes,
+                 idle_s: float, handle: AttemptHandle, start: float, attempt_end: float, retry_after: float | None,
+                 record: bool) -> None:
+        self.response = response
+        self.times = times
+        self.handle = handle
+        self.start = start
+        self.retry_after = retry_after
+        self.stream = ChatStream(upstream.max_line_bytes, record=record)
+        self.ttft_ms: float | None = None
+        self.outcome: AttemptOutcome | None = None
+        self._clock = upstream._clock
+        self._cap = upstream.max_reply_bytes
+        self._attempt_end = attempt_end
         # The body's socket reads use the request's read timeout as it is when reading
         # starts: after the first token it is the idle limit.
         timeouts = request.extensions.get("timeout")
         if isinstance(timeouts, dict):
-            timeouts["read"] = max(0.001, min(idle_s, attempt_end - clock()))
+            timeouts["read"] = max(0.001, min(idle_s, attempt_end - self._clock()))
         # Each alarm carries the limit it stands for: when the attempt ends no later than
         # the first-token limit, the attempt timeout is what fires.
         first_at = start + times.first_token_s
-        first_alarm = self._watchdog.arm(first_at, lambda: handle.cut("first_token_timeout")) if first_at < attempt_end else None
-        end_alarm = self._watchdog.arm(attempt_end, lambda: handle.cut("attempt_timeout"))
-        stream = ChatStream(self.max_line_bytes)
-        ttft_ms: float | None = None
-        cap = self.max_reply_bytes
+        watchdog = upstream._watchdog
+        self._first_alarm = watchdog.arm(first_at, lambda: handle.cut("first_token_timeout")) if first_at < attempt_end else None
+        self._end_alarm = watchdog.arm(attempt_end, lambda: handle.cut("attempt_timeout"))
+        self._closed = False
+
+    def elapsed_ms(self) -> float:
+        return (self._clock() - self.start) * 1000.0
+
+    def cut(self, reason: str) -> None:
+        self.handle.cut(reason)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._first_alarm is not None:
+            self._first_alarm.cancel()
+        self._end_alarm.cancel()
+        self.handle.detach()
+        self.response.close()
+
+    def drain(self) -> AttemptOutcome:
+        """Read to the end; the outcome."""
+        for _ in self.chunks():
+            pass
+        assert self.outcome is not None
+        return self.outcome
+
+    def _failed(self, kind: Any, message: str, **kw: Any) -> AttemptOutcome:
+        stream = self.stream
+        status = self.response.status_code
+        return AttemptOutcome(
+            None,
+            Signal(kind, output_seen=stream.output_seen, http_status=status, message=message, **kw),
+            status, self.elapsed_ms(), self.ttft_ms, usage=stream.usage,
+            cancelled=self.handle.reason == "cancelled",
+        )
+
+    def chunks(self) -> Iterator[None]:
+        """Read the body, yielding after each read; sets ``outcome`` at the end."""
+        self.outcome = yield from self._read()
+
+    def _read(self) -> Generator[None, None, AttemptOutcome]:
+        response, stream, clock, start, times = self.response, self.stream, self._clock, self.start, self.times
+        handle = self.handle
+        cap = self._cap
         received = 0
-
-        def failed(kind: Any, message: str, **kw: Any) -> AttemptOutcome:
-            return AttemptOutcome(
-                None,
-                Signal(kind, output_seen=stream.output_seen, http_status=status, message=message, **kw),
-                status, (clock() - start) * 1000.0, ttft_ms, usage=stream.usage,
-                cancelled=handle.reason == "cancelled",
-            )
-
         # The transport's own stream, unless the body is compressed (then httpx decodes):
         # iter_bytes' chunking and decoder layers cost CPU per chunk for nothing.
         encoded = response.headers.get("content-encoding", "identity").strip().lower() not in ("identity", "")
@@ -274,14 +346,15 @@ class Upstream:
                 if received > cap:
                     raise TooLargeError("reply", cap)
                 stream.feed(chunk)
-                if ttft_ms is None and stream.output_seen:
-                    ttft_ms = (clock() - start) * 1000.0
-                    if first_alarm is not None:
-                        first_alarm.cancel()
+                if self.ttft_ms is None and stream.output_seen:
+                    self.ttft_ms = (clock() - start) * 1000.0
+                    if self._first_alarm is not None:
+                        self._first_alarm.cancel()
+                yield None
         except InvalidBodyError as exc:  # TooLargeError included: reading stopped at the cap
-            if ttft_ms is None and stream.output_seen:
-                ttft_ms = (clock() - start) * 1000.0
-            return failed("invalid_body", str(exc))
+            if self.ttft_ms is None and stream.output_seen:
+                self.ttft_ms = (clock() - start) * 1000.0
+            return self._failed("invalid_body", str(exc))
         except httpx.TimeoutException:
             if handle.reason is None:
                 # The socket read timeout is the idle limit, cut short by the attempt's
@@ -291,31 +364,35 @@ class Upstream:
                     first_token_s=times.first_token_s, total_s=times.timeout_s,
                 )
                 limit = {"first_token": "first-token", "idle": "idle", "total": "attempt timeout"}[label]
-                return failed("timeout", f"stream silent past the {limit} limit ({label})")
+                return self._failed("timeout", f"stream silent past the {limit} limit ({label})")
         except httpx.HTTPError as exc:  # network errors, protocol errors, undecodable bytes
             if handle.reason is None:
-                return failed("reset", f"connection closed mid-stream: {type(exc).__name__}")
+                return self._failed("reset", f"connection closed mid-stream: {type(exc).__name__}")
         finally:
-            if first_alarm is not None:
-                first_alarm.cancel()
-            end_alarm.cancel()
+            if self._first_alarm is not None:
+                self._first_alarm.cancel()
+            self._end_alarm.cancel()
         finished = stream.finished
         if handle.reason is not None and not finished:
             messages = {
                 "first_token_timeout": f"no content within the first-token limit ({times.first_token_s:.2f} s)",
                 "attempt_timeout": f"attempt timeout ({times.timeout_s:.2f} s) passed",
                 "cancelled": "cancelled: another attempt won",
+                "client_gone": "cancelled: the client disconnected",
+                "rejected": "cut: the held prefix was rejected",
             }
-            return failed("timeout", messages.get(handle.reason, handle.reason))
+            return self._failed("timeout", messages.get(handle.reason, handle.reason))
         try:
             stream.feed_end()
         except InvalidBodyError as exc:
-            return failed("invalid_body", str(exc))
+            return self._failed("invalid_body", str(exc))
         if stream.error is not None:
-            return failed("error_body", stream.error.message or "error chunk", error=stream.error, retry_after_s=retry_after)
+            return self._failed("error_body", stream.error.message or "error chunk", error=stream.error,
+                                retry_after_s=self.retry_after)
         if stream.finish_reason is None:
             # A stream that ends without a finish reason is not a success, [DONE] or not
             # (field case 7, ``tests/fixtures/field-cases/gateway.md``).
             kind = "no_finish" if stream.done else "reset"
-            return failed(kind, "stream ended without a finish reason")
-        return AttemptOutcome(stream.answer(ttft_ms), None, status, (clock() - start) * 1000.0, ttft_ms, usage=stream.usage)
+            return self._failed(kind, "stream ended without a finish reason")
+        status = response.status_code
+        return AttemptOutcome(stream.answer(self.ttft_ms), None, status, self.elapsed_ms(), self.ttft_ms, usage=stream.usage)

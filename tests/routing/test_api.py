@@ -21,7 +21,7 @@ from tests.routing.conftest import MODEL, endpoint, fleet, sim_reset_stats, sim_
 
 CHAT = {"name": "chat", "workload": "text", "deadline_s": 8, "max_attempts": 3, "max_fallbacks": 2,
         "finish_reasons": ["stop", "length"], "connect_s": 0.2, "generation_s": 1.0, "validation_s": 0.1}
-BODY = {"model": "anything", "messages": [{"role": "user", "content": "Say hello to the traveller."}], "max_tokens": 60}
+BODY = {"model": MODEL, "messages": [{"role": "user", "content": "Say hello to the traveller."}], "max_tokens": 60}
 
 
 @pytest.fixture
@@ -144,7 +144,7 @@ def test_a_streaming_client_gets_only_the_accepted_answer(client, gateway_env):
     gateway_env.sim(fleet(endpoint("alpha", {"midstream_error": {"rate": 1}}), endpoint("beta"), endpoint("gamma")))
     response = post(client, gateway_env, {**BODY, "stream": True})
     assert response.status_code == 200 and response["Content-Type"] == "text/event-stream"
-    text = response.content.decode()
+    text = b"".join(response.streaming_content).decode()
     assert text.endswith("data: [DONE]\n\n") and '"finish_reason": "stop"' in text
     assert "error" not in text and response["X-Routing-Route"] == "beta"
 

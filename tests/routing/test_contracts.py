@@ -104,3 +104,38 @@ def test_an_invalid_file_stores_nothing(tmp_path):
     with pytest.raises(ContractError, match="entry 1: unknown field"):
         contracts_load_file(path)
     assert not ContractVersion.objects.exists()
+
+
+ROLEPLAY = {"name": "roleplay-reply", "version": 1, "workload": "text", "deadline_s": 20, "first_token_s": 4}
+
+
+def test_a_text_contract_commits_after_a_prefix_and_a_structured_one_buffers():
+    assert contract_from_dict(ROLEPLAY).stream_commit.mode == "prefix"
+    assert contract_from_dict(INVOICE).stream_commit.mode == "buffer"
+
+
+def test_a_prefix_commit_round_trips():
+    contract = contract_from_dict({**ROLEPLAY, "stream_commit": {"mode": "prefix", "hold_chars": 40, "hold_ms": 150}})
+    assert (contract.stream_commit.hold_chars, contract.stream_commit.hold_ms) == (40, 150.0)
+    assert contract_from_dict(contract_to_dict(contract)) == contract
+
+
+def test_the_default_hold_fits_a_tight_first_token_limit():
+    contract = contract_from_dict({**ROLEPLAY, "first_token_s": 0.2})
+    assert contract.stream_commit.hold_ms == pytest.approx(100.0)
+
+
+@pytest.mark.parametrize(
+    ("commit", "message"),
+    [
+        ({"mode": "prefix", "hold_ms": 4000}, "stream_commit.hold_ms: 4000 ms is not shorter than first_token_s (4 s)"),
+        ({"mode": "eager"}, "stream_commit.mode: expected one of"),
+        ({"mode": "prefix", "hold_chars": 0}, "hold_chars: must be >= 1"),
+        ({"mode": "buffer", "hold_ms": 10}, "apply to mode prefix only"),
+        ({"mode": "prefix", "hold_bytes": 10}, "stream_commit: unknown field(s) ['hold_bytes']"),
+    ],
+)
+def test_a_bad_commit_point_is_refused_naming_the_field(commit, message):
+    with pytest.raises(ContractError) as caught:
+        contract_from_dict({**ROLEPLAY, "stream_commit": commit})
+    assert message in str(caught.value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from decimal import Decimal
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -14,6 +15,9 @@ from canary.services.rounds import endpoints_sync
 from openrouter.client import OpenRouterClient
 from routing.discovery import output_modes, route_name, routes_sync
 from routing.models import Route
+from routing.services import contracts_load_file
+
+CONTRACTS = Path(__file__).resolve().parents[2] / "routing" / "contract_files" / "workloads.json"
 
 MODEL = "meta-llama/llama-3.3-70b-instruct"
 
@@ -81,15 +85,50 @@ def test_the_command_refuses_a_model_the_canary_never_discovered():
 def test_model_class_and_the_hint_about_routes_still_waiting_for_an_admin(start_sim, default_fleet):
     sim = start_sim(default_fleet)
     discover(sim)
+    contracts_load_file(CONTRACTS)
     out = StringIO()
     call_command("routes_sync", "--model", MODEL, "--model-class", "chat-70b", stdout=out)
     assert set(Route.objects.values_list("model_class", flat=True)) == {"chat-70b"}
     Route.objects.filter(provider_tag="atlas/fp8").update(model_class="frontier")
     again = StringIO()
-    call_command("routes_sync", "--model", MODEL, "--enable-new", "--model-class", "other", stdout=again)
+    call_command("routes_sync", "--model", MODEL, "--enable-new", "--model-class", "chat-70b", stdout=again)
     # An admin's class stays; nothing new was created, so nothing was enabled, and it says so.
     assert Route.objects.get(provider_tag="atlas/fp8").model_class == "frontier"
     assert not Route.objects.filter(enabled=True).exists()
     assert "15 routes created earlier are still disabled" in again.getvalue()
     with pytest.raises(CommandError, match="author/slug"):
         call_command("routes_sync", "--model", "")
+
+
+@pytest.mark.django_db
+def test_an_admins_edits_survive_a_sync_and_the_command_says_what_it_changed(start_sim, default_fleet):
+    sim = start_sim(default_fleet)
+    discover(sim)
+    routes_sync(MODEL)
+    # The admin knows better than the listing: gale serves tools, cinder only 32k.
+    Route.objects.filter(provider_tag="gale/fp8").update(tools=True)
+    Route.objects.filter(provider_tag="cinder/fp8").update(context_length=32768)
+    changed = copy.deepcopy(default_fleet)
+    atlas = next(e for e in changed["models"][0]["endpoints"] if e["tag"] == "atlas/fp8")
+    atlas["pricing"]["completion"] = "0.000001"
+    discover(start_sim(changed))
+    out = StringIO()
+    call_command("routes_sync", "--model", MODEL, stdout=out)
+    assert Route.objects.get(provider_tag="gale/fp8").tools is True
+    assert Route.objects.get(provider_tag="cinder/fp8").context_length == 32768
+    assert Route.objects.get(provider_tag="atlas/fp8").price_completion_usd == Decimal("0.000001")
+    text = out.getvalue()
+    assert f"{route_name(MODEL, 'atlas/fp8')}: price_completion_usd 0.0000004 -> 0.000001" in text
+    assert f"{route_name(MODEL, 'gale/fp8')}: tools kept at True (an admin's edit; the listing says False)" in text
+    assert f"{route_name(MODEL, 'cinder/fp8')}: context_length kept at 32768" in text
+    # The next sync still keeps them and changes nothing else.
+    again = routes_sync(MODEL)
+    assert again.updated == [] and set(again.kept) == {route_name(MODEL, "gale/fp8"), route_name(MODEL, "cinder/fp8")}
+
+
+@pytest.mark.django_db
+def test_a_model_class_no_contract_allows_is_refused(start_sim, default_fleet):
+    contracts_load_file(CONTRACTS)
+    with pytest.raises(CommandError, match="--model-class 'chat-7b' is allowed by no contract .*chat-70b"):
+        call_command("routes_sync", "--model", MODEL, "--model-class", "chat-7b")
+    assert not Route.objects.exists()

@@ -2,7 +2,8 @@
 
 Starts the OpenRouter simulator on loopback with the project's copy of the default fleet,
 points the canary at it, seeds the known content filter as a positive control, runs canary
-rounds, prints every endpoint's verdicts, then serves the web app with an admin login.
+rounds, prints every endpoint's verdicts, calls the gateway once per shipped contract
+through the OpenAI SDK (``routing.demo``), then serves the web app with an admin login.
 """
 
 from __future__ import annotations
@@ -12,14 +13,17 @@ import secrets
 import signal
 import socket
 import sys
+import threading
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.wsgi import get_wsgi_application
 from django.utils import timezone
 
 from canary.models import Endpoint, EndpointPolicyState
@@ -53,6 +57,11 @@ def addr_check(addr: str) -> None:
                 f"cannot serve the web app on {addr}: {exc.strerror}. Stop what runs there, "
                 f"or choose another address: make demo DEMO_ADDR=127.0.0.1:8001"
             ) from exc
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        return None
 
 
 class Command(BaseCommand):
@@ -94,6 +103,7 @@ class Command(BaseCommand):
                 rnd = round_run(settings.CANARY_MODEL, now=at)
                 self.stdout.write(render_round_table(round_report(rnd)))
             self._print_quarantine(now + timedelta(minutes=30 * (opts["rounds"] - 1)))
+            self._gateway_tour()
             if opts["no_serve"]:
                 return
             password = secrets.token_urlsafe(12)
@@ -135,6 +145,25 @@ class Command(BaseCommand):
             "  .venv/bin/celery -A reverie_ops worker -P threads -c 32 -Q canary -l info\n"
             "  .venv/bin/celery -A reverie_ops beat -l info   # exactly one beat process\n"
         )
+
+    def _gateway_tour(self) -> None:
+        """Every shipped contract once through the OpenAI SDK, over HTTP to this process."""
+        from core.tokens import service_token_issue
+        from routing.demo import demo_calls, demo_report, demo_routes_ensure
+        from routing.services import gateway_flush
+
+        demo_routes_ensure(settings.CANARY_MODEL, model_class="chat-70b")
+        _, token = service_token_issue(f"demo-gateway-{secrets.token_hex(3)}")
+        server = make_server("127.0.0.1", 0, get_wsgi_application(), handler_class=_QuietHandler)
+        thread = threading.Thread(target=server.serve_forever, name="demo-gateway", daemon=True)
+        thread.start()
+        try:
+            calls = demo_calls(f"http://127.0.0.1:{server.server_port}/v1", token,
+                               model_id=settings.CANARY_MODEL, flush=gateway_flush)
+        finally:
+            server.shutdown()
+            thread.join(5)
+        self.stdout.write(demo_report(calls))
 
     def _seed(self) -> None:
         """Discover once and mark the known content filter as the refusal probe's control."""

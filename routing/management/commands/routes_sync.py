@@ -8,7 +8,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.identifiers import validate_model_id
-from routing.discovery import routes_sync
+from routing.discovery import plain_value, routes_sync
+from routing.services import contract_model_classes
 
 
 class Command(BaseCommand):
@@ -27,6 +28,11 @@ class Command(BaseCommand):
         model_class = options["model_class"].strip()
         if len(model_class) > 50 or any(ch.isspace() or not ch.isprintable() for ch in model_class):
             raise CommandError(f"--model-class: at most 50 characters, no spaces or control characters, got {options['model_class']!r}")
+        if model_class:
+            allowed = contract_model_classes()
+            if model_class not in allowed:
+                raise CommandError(f"--model-class {model_class!r} is allowed by no contract (their model_classes: "
+                                   f"{sorted(allowed) or 'none named'}); a route of that class would serve nothing")
         try:
             model_id = validate_model_id(settings.CANARY_MODEL if options["model"] is None else options["model"])
             result = routes_sync(model_id, enable_new=options["enable_new"], model_class=model_class)
@@ -38,6 +44,12 @@ class Command(BaseCommand):
         for label, names in (("created", result.created), ("updated", result.updated), ("disabled", result.disabled)):
             for name in names:
                 self.stdout.write(f"  {label}: {name}")
+        for name, fields in result.changes.items():
+            for key, (old, new) in fields.items():
+                self.stdout.write(f"  {name}: {key} {plain_value(old)} -> {plain_value(new)}")
+        for name, fields in result.kept.items():
+            for key, (mine, listed) in fields.items():
+                self.stdout.write(f"  {name}: {key} kept at {plain_value(mine)} (an admin's edit; the listing says {plain_value(listed)})")
         for tag, why in result.skipped.items():
             self.stdout.write(f"  skipped {tag}: {why}")
         if result.still_disabled:

@@ -1,0 +1,168 @@
+"""Streaming with a commit point, end to end: Django test client -> gateway -> simulator
+over HTTP, real PostgreSQL and Redis. The held prefix is judged by the canary's judges;
+before the commit every failure falls back invisibly, after it the stream ends with an
+error event."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+
+import pytest
+import redis
+
+from core.tokens import service_token_issue
+from routing.models import AttemptEvent, RequestEvent, Route
+from routing.services import breaker_store, contract_version_create, gateway_reset
+from tests.routing.conftest import MODEL, endpoint, fleet
+
+CHAT = {"name": "chat", "workload": "text", "deadline_s": 8, "max_attempts": 3, "max_fallbacks": 2,
+        "finish_reasons": ["stop", "length"], "connect_s": 0.2, "generation_s": 1.0, "validation_s": 0.1,
+        "first_token_s": 3, "stream_commit": {"mode": "prefix", "hold_chars": 64, "hold_ms": 200}}
+BODY = {"messages": [{"role": "user", "content": "Say hello to the traveller."}], "max_tokens": 200, "stream": True}
+
+
+@pytest.fixture
+def env(settings, start_sim, use_sim):
+    prefix = f"test:breaker:{uuid.uuid4().hex}"
+    settings.ROUTING_EVENTS_ASYNC = False
+    settings.ROUTING_BREAKER_PREFIX = prefix
+    settings.ROUTING_BREAKER = {"consecutive": 1, "open_s": 30}
+    gateway_reset()
+    for name in ["alpha", "beta"]:
+        Route.objects.create(name=name, model_id=MODEL, provider_tag=f"{name}/fp8", modalities=["text"],
+                             context_length=131072, price_prompt_usd="0.0000001", price_completion_usd="0.0000002")
+    contract_version_create(dict(CHAT))
+    _, token = service_token_issue(f"backend-{uuid.uuid4().hex[:6]}")
+
+    class Env:
+        auth = {"HTTP_AUTHORIZATION": f"Bearer {token}", "HTTP_X_ROUTING_CONTRACT": "chat@1"}
+
+        def sim(self, world):
+            return use_sim(start_sim(world))
+
+    yield Env()
+    gateway_reset()
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    keys = list(client.scan_iter(f"{prefix}:*"))
+    if keys:
+        client.delete(*keys)
+
+
+def post(client, env, body=BODY, **headers):
+    return client.post("/v1/chat/completions", data=json.dumps(body), content_type="application/json",
+                       **{**env.auth, **headers})
+
+
+def events(response) -> list:
+    """The data of each SSE event of a streamed response, JSON-decoded ([DONE] as is)."""
+    raw = b"".join(response.streaming_content).decode()
+    out = []
+    for block in raw.split("\n\n"):
+        if block.startswith("data: "):
+            data = block[6:]
+            out.append(data if data == "[DONE]" else json.loads(data))
+    return out
+
+
+def attempts_of(response) -> list[AttemptEvent]:
+    return list(AttemptEvent.objects.filter(request_id=response["X-Routing-Operation-Id"]).order_by("index"))
+
+
+@pytest.mark.django_db
+def test_a_prefix_contract_streams_the_reply_chunk_by_chunk(client, env):
+    env.sim(fleet(endpoint("alpha"), endpoint("beta")))
+    response = post(client, env)
+    assert response.status_code == 200 and response.streaming
+    assert response["Content-Type"] == "text/event-stream" and "Content-Length" not in response
+    got = events(response)
+    assert got[-1] == "[DONE]"
+    chunks = got[:-2]
+    assert len(chunks) > 3, "one event per upstream content chunk, not one for the whole reply"
+    assert chunks[0]["choices"][0]["delta"]["role"] == "assistant"
+    text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks)
+    assert len(text) > 40
+    assert got[-2]["choices"][0]["finish_reason"] == "stop" and got[-2]["usage"]["completion_tokens"] > 0
+    event = RequestEvent.objects.get(operation_id=response["X-Routing-Operation-Id"])
+    assert (event.outcome, event.final_route) == ("accepted", "alpha")
+    [attempt] = attempts_of(response)
+    assert attempt.status == "accepted" and attempt.ttft_ms is not None
+    assert attempt.checks["prefix.leading_garbage"] == "pass" and attempt.checks["post.repetition"] == "pass"
+    assert attempt.validation.startswith("prefix: leading_garbage=pass")
+    received, sent = re.search(r"chunks: (\d+) received, (\d+) sent", attempt.validation).groups()
+    assert received == sent == str(len(chunks))
+
+
+@pytest.mark.django_db
+def test_a_host_whose_replies_start_with_junk_is_routed_around_before_the_first_byte(client, env):
+    env.sim(fleet(endpoint("alpha", {"leading_garbage": {"rate": 1, "fragments": [";"]}}), endpoint("beta")))
+    response = post(client, env)
+    got = events(response)
+    text = "".join(c["choices"][0]["delta"].get("content", "") for c in got[:-2])
+    assert response["X-Routing-Route"] == "beta" and not text.lstrip().startswith(";")
+    first, second = attempts_of(response)
+    assert (first.route, first.status, first.failure_class, first.failure_reason) == (
+        "alpha", "rejected", "invalid_response", "prefix_rejected")
+    assert first.checks["prefix.leading_garbage"] == "fail" and "stray_punct" in first.message
+    assert (second.route, second.status) == ("beta", "accepted")
+    assert breaker_store().suppressed_until_ms("alpha") > 0
+
+
+@pytest.mark.django_db
+def test_a_refusal_opener_in_the_prefix_falls_back_invisibly(client, env):
+    env.sim(fleet(endpoint("alpha", {"refusal": {"rate": 1, "style": "text"}}), endpoint("beta")))
+    response = post(client, env)
+    assert response.status_code == 200 and response["X-Routing-Route"] == "beta"
+    events(response)
+    first = attempts_of(response)[0]
+    assert first.checks["prefix.refusal"] == "fail" and first.failure_reason == "prefix_rejected"
+
+
+@pytest.mark.django_db
+def test_a_failure_after_the_commit_point_ends_the_stream_with_an_error_event(client, env):
+    env.sim(fleet(endpoint("alpha", {"reset": {"rate": 1}}), endpoint("beta")))
+    response = post(client, env)
+    assert response.status_code == 200
+    got = events(response)
+    assert got[-1] == "[DONE]" and got[-2]["error"]["code"] == "failed_after_commit"
+    assert got[-2]["error"]["failure_class"] == "ambiguous"
+    assert all("choices" in c for c in got[:-2]) and len(got) > 3
+    event = RequestEvent.objects.get(operation_id=response["X-Routing-Operation-Id"])
+    assert (event.outcome, event.error_code, event.attempt_count) == ("failed", "failed_after_commit", 1)
+    [attempt] = attempts_of(response)
+    assert attempt.status == "failed" and attempt.failure_reason and attempt.checks["prefix.refusal"] == "pass"
+
+
+@pytest.mark.django_db
+def test_when_every_route_fails_before_the_first_byte_the_client_gets_an_http_error(client, env):
+    env.sim(fleet(endpoint("alpha", {"midstream_error": {"rate": 1}}), endpoint("beta", {"down": True})))
+    response = post(client, env)
+    assert response.status_code == 502 and not response.streaming
+    assert response["Content-Type"] == "application/json" and response["x-should-retry"] == "false"
+    body = response.json()["error"]
+    assert body["code"] == "fallbacks_exhausted" and [a["route"] for a in body["attempts"]] == ["alpha", "beta"]
+
+
+@pytest.mark.django_db
+def test_the_expected_language_is_checked_on_the_prefix(client, env):
+    # alpha answers in Spanish to a Portuguese chat; the header says Portuguese.
+    env.sim(fleet(endpoint("alpha", {"language_drift": {"rate": 1, "into": "es", "share": 1.0}}), endpoint("beta")))
+    body = {**BODY, "messages": [{"role": "system", "content": "Reply in Portuguese."}, *BODY["messages"]]}
+    response = post(client, env, body, HTTP_X_EXPECTED_LANGUAGE="pt")
+    events(response)
+    first = attempts_of(response)[0]
+    assert first.route == "alpha" and first.status == "rejected"
+    assert any(k.startswith("prefix.language") and v == "fail" for k, v in first.checks.items())
+    assert response["X-Routing-Route"] == "beta"
+
+
+@pytest.mark.django_db
+def test_a_model_the_contract_does_not_serve_is_refused_naming_the_models(client, env):
+    env.sim(fleet(endpoint("alpha"), endpoint("beta")))
+    response = post(client, env, {**BODY, "stream": False, "model": "other/model"})
+    assert response.status_code == 400
+    message = response.json()["error"]["message"]
+    assert message.startswith("model: 'other/model' is not served under contract chat@1") and MODEL in message
+    ok = post(client, env, {**BODY, "stream": False, "model": MODEL.upper()})
+    assert ok.status_code == 200 and ok.json()["model"] == MODEL
