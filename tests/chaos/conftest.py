@@ -1,0 +1,4 @@
+"""Chaos tests reuse the routing helpers: a gateway over real HTTP, breaker stores on
+the real Redis under a prefix of their own."""
+
+from tests.routing.conftest import breakers, gateway_for, redis_client  # noqa: F401 - fixtures
