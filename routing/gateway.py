@@ -41,6 +41,7 @@ from routing.breaker import BreakerStore, Permit
 from routing.contracts import Contract
 from routing.deadline import AttemptTimes, Deadline
 from routing.failures import Failure, FailureClass, classify, validation_failure
+from routing.request_check import caller_max_tokens, caused_by_request
 from routing.selection import (
     DEFAULT_MIN_STRUCTURED_HONOURED,
     RequestNeeds,
@@ -337,6 +338,7 @@ class Gateway:
         base = _upstream_body(contract, body)
         client_provider = body.get("provider")
         run = _Run(self, contract, deadline, needs, base, client_provider, op, started_wall)
+        run.client_max_tokens = caller_max_tokens(body)
         result = run.execute()
         result.request_text = _canonical_json(messages)
         if self.sink is not None:
@@ -379,6 +381,7 @@ class _Run:
         self.tried: set[str] = set()
         self.rejected: dict[str, str] = {}
         self.lock = threading.Lock()
+        self.client_max_tokens: int | None = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -577,7 +580,11 @@ class _Run:
             record.failure_reason = failure.reason
             record.message = failure.message[:500]
         if gw.breakers is not None and not outcome.cancelled:
-            verdict = "success" if failure is None else (failure.cls.value if failure.counts_against_route else "neutral")
+            # A failure the request itself caused (its own max_tokens cut the answer)
+            # would happen on any route: it says nothing about this one.
+            charged = failure is not None and failure.counts_against_route and not caused_by_request(
+                t.answer.finish_reason if t.answer is not None else None, self.client_max_tokens)
+            verdict = "success" if failure is None else (failure.cls.value if charged else "neutral")
             record.breaker_opened = gw.breakers.record(
                 route.name, self.now_ms(), verdict, permit=permit,
                 retry_after_s=failure.retry_after_s if failure is not None and failure.cls == FailureClass.TRANSIENT else None,

@@ -51,6 +51,7 @@ from routing.contracts import Contract, ContractError, contract_from_dict
 from routing.event_text import storable, text_digest
 from routing.gateway import Gateway, GatewayResult, RequestInvalid
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
+from routing.request_check import BodyInvalid, body_check
 from routing.responses import GatewayReply, error_reply, reply_for
 from routing.selection import DEFAULT_MIN_STRUCTURED_HONOURED, RouteProfile
 from routing.upstream import Upstream
@@ -617,6 +618,11 @@ def chat_completion_create(
         return error_reply(404, "unknown_contract", str(exc))
     except ContractError as exc:
         return error_reply(500, "invalid_contract", f"stored contract {contract}@{version} is invalid: {exc}")
+    try:
+        body_check(body)
+    except BodyInvalid as exc:
+        # Refused at the edge: no route sees it, so none can be charged for it.
+        return error_reply(400, "invalid_request", str(exc), field=exc.path or None)
     gw = gateway or gateway_get()
     ledger_key = None
     if spec.side_effects:
