@@ -40,7 +40,7 @@ from routing.backoff import wait_before_retry_s
 from routing.breaker import BreakerStore, Permit
 from routing.contracts import Contract
 from routing.deadline import AttemptTimes, Deadline
-from routing.failures import Failure, FailureClass, classify, validation_failure
+from routing.failures import Failure, FailureClass, Signal, classify, validation_failure
 from routing.request_check import caller_max_tokens, caused_by_request
 from routing.selection import (
     DEFAULT_MIN_STRUCTURED_HONOURED,
@@ -547,7 +547,14 @@ class _Run:
             t = _Try(record, None, route=route)
             self.tries.append(t)
         body = _route_body(route, self.base, self.client_provider, c)
-        outcome: AttemptOutcome = gw.upstream.attempt(route, body, times, idle_s=c.idle_s, handle=handle)
+        sent = gw.clock()
+        try:
+            outcome: AttemptOutcome = gw.upstream.attempt(route, body, times, idle_s=c.idle_s, handle=handle)
+        except Exception as exc:  # noqa: BLE001 - a reply that crashes its reader is an invalid reply
+            # Not raised past the chain: the fallback serves, the breaker counts it, and
+            # an idempotency key is settled by the chain's outcome instead of a crash.
+            outcome = AttemptOutcome(None, Signal("invalid_body", message=f"the reply could not be read: {exc!r}"[:300]),
+                                     None, (gw.clock() - sent) * 1000.0, None)
         with self.lock:
             if record.frozen:
                 t.failure = classify(outcome.signal) if outcome.signal is not None else None
