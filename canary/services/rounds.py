@@ -321,6 +321,17 @@ def round_close_stuck(model_id: str, now_wall: datetime) -> list[int]:
     return closed
 
 
+def rounds_overdue_finalize(now_wall: datetime) -> list[int]:
+    """Finalise every model's rounds still ``running`` or ``finalizing`` past their time
+    budget; returns their ids. The beat's sweep calls it every few seconds, so a round
+    is finalised on time even when the worker holding its budget timer died."""
+    models = (
+        Round.objects.filter(status__in=(Round.Status.RUNNING, Round.Status.FINALIZING), deadline_at__lt=now_wall)
+        .values_list("model_id", flat=True).distinct()
+    )
+    return [pk for model_id in list(models) for pk in round_close_stuck(model_id, now_wall)]
+
+
 def round_run(
     model_id: str,
     *,
