@@ -1,7 +1,7 @@
 """A hostile OpenAI-compatible upstream on loopback: the mode is the pinned provider
 (``provider.only[0]``'s slug), so one server serves a healthy route and hostile ones.
 
-Modes: ``good`` (a short healthy stream), ``huge_stream`` (content deltas without end,
+Modes: ``good`` (a short healthy stream), ``down`` (HTTP 503), ``huge_stream`` (content deltas without end,
 ``size`` bytes), ``huge_line`` (one SSE line of ``size`` bytes, no newline), ``keepalive``
 (SSE comment lines forever, never content), ``slow`` (one byte a second), ``bad_utf8``
 (content bytes that are not UTF-8), ``bomb`` (a frame of JSON nested 100,000 deep).
@@ -44,6 +44,14 @@ class Hostile:
                 only = (body.get("provider") or {}).get("only") or ["good/x"]
                 mode = str(only[0]).split("/")[0]
                 owner.served[mode] = owner.served.get(mode, 0) + 1
+                if mode == "down":
+                    error = json.dumps({"error": {"code": 503, "message": "upstream overloaded"}}).encode()
+                    self.send_response(503)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(error)))
+                    self.end_headers()
+                    self.wfile.write(error)
+                    return
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
