@@ -7,8 +7,9 @@ Tasks acknowledge late and are redelivered when a worker dies (``acks_late`` +
 ``reject_on_worker_lost``); a redelivered task runs only the probes that have not
 reported, and results are unique per round, endpoint, kind and sample. The last endpoint
 to report finalises the round; a ``round_finalize_task`` timer does it when the budget runs out
-(probes that never reported become transport errors); the next trigger closes a round
-stuck past its budget.
+(probes that never reported become transport errors). That timer lives in the memory of
+the worker that received it, so the beat also runs ``rounds_sweep_task`` every few
+seconds: it finalises any round past its budget, whichever worker died.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from canary.services.rounds import (
     round_endpoint_probes,
     round_finalize,
     round_open,
+    rounds_overdue_finalize,
 )
 from canary.terms import Action
 
@@ -103,3 +105,10 @@ def endpoint_probes_task(round_id: int, endpoint_id: int, language: str) -> str:
 def round_finalize_task(round_id: int) -> str:
     """Finalise a round when its time budget ran out (no-op if already finalised)."""
     return "finalized" if round_finalize(round_id) is not None else "already finalized"
+
+
+@shared_task(acks_late=True)
+def rounds_sweep_task() -> list[int]:
+    """Finalise every round past its time budget (the beat runs it every
+    ``ROUND_SWEEP_S`` seconds); returns the ids finalised."""
+    return rounds_overdue_finalize(timezone.now())

@@ -13,11 +13,22 @@ from typing import Any
 from celery.schedules import crontab
 
 ROUND_EXPIRES_S = 25 * 60
+# How often (s) the beat sweeps for rounds past their budget: finalisation is then late
+# by at most this much when the worker holding a round's budget timer died.
+ROUND_SWEEP_S = 10.0
 
 
 def canary_beat_schedule(models: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """``CELERY_BEAT_SCHEDULE`` entries ``canary-round:<model>`` for each model id."""
-    return {
+    """``CELERY_BEAT_SCHEDULE`` entries ``canary-round:<model>`` for each model id, and
+    ``canary-rounds-sweep`` (rounds past their budget finalised, every ``ROUND_SWEEP_S``)."""
+    sweep = {
+        "canary-rounds-sweep": {
+            "task": "canary.tasks.rounds_sweep_task",
+            "schedule": ROUND_SWEEP_S,
+            "options": {"expires": ROUND_SWEEP_S, "expire_seconds": int(ROUND_SWEEP_S)},
+        },
+    }
+    return sweep | {
         f"canary-round:{model_id}": {
             "task": "canary.tasks.round_start_task",
             # On the slot boundaries the rounds are keyed by.

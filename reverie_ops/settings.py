@@ -231,8 +231,14 @@ CANARY_DAILY_SPEND_CAP_USD = env.float("CANARY_DAILY_SPEND_CAP_USD", default=5.0
 CANARY_PROVIDER_RPS = env.int("CANARY_PROVIDER_RPS", default=20)
 CANARY_RATE_LIMIT_REDIS = env.bool("CANARY_RATE_LIMIT_REDIS", default=False)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    # An unacknowledged probe of a dead worker is redelivered after this long (s).
-    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT_S", default=300),
+    # An unacknowledged probe of a dead worker is redelivered after this long (s). It
+    # must leave the redelivered probes time to run inside the round's budget:
+    # visibility timeout + restore interval + a probe task's run (typically under a
+    # minute) < CANARY_ROUND_BUDGET_S (180 s). With 300 s a killed worker's probes came
+    # back after the round had been finalised and were lost. A task still running past
+    # it on a live worker is delivered a second time; the copy runs only the probes that
+    # have not reported and results are unique per probe, so it costs requests, not data.
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT_S", default=60),
     # How often (s) and every how many checks workers look for such messages (kombu).
     "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL_S", default=10),
     "unacked_restore_throttle": env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=10),

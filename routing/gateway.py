@@ -41,7 +41,8 @@ from routing.breaker import BreakerStore, Permit
 from routing.commit import Checks, hold_over, prefix_checks, reply_checks
 from routing.contracts import Contract
 from routing.deadline import AttemptTimes, Deadline
-from routing.failures import Failure, FailureClass, classify, validation_failure
+from routing.failures import Failure, FailureClass, Signal, classify, validation_failure
+from routing.request_check import caller_max_tokens, caused_by_request
 from routing.selection import (
     DEFAULT_MIN_STRUCTURED_HONOURED,
     RequestNeeds,
@@ -362,6 +363,7 @@ class Gateway:
         run.live = stream and contract.stream_commit.prefix and not contract.side_effects
         run.language = language or contract.expected_language
         run.request_text = _canonical_json(messages)
+        run.client_max_tokens = caller_max_tokens(body)
         result = run.execute()
         result.request_text = run.request_text
         if self.sink is not None and result.committed is None:
@@ -430,6 +432,7 @@ class _Run:
         self.model: str | None = None
         self.language: str | None = None
         self.request_text = ""
+        self.client_max_tokens: int | None = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -603,18 +606,26 @@ class _Run:
             self.tries.append(t)
         body = _route_body(route, self.base, self.client_provider, c)
         held: Checks | None = None
-        if self.live:
-            opened = gw.upstream.open(route, body, times, idle_s=c.idle_s, handle=handle, record=True)
-            if isinstance(opened, LiveAttempt):
-                held, ended = self.hold(opened, t)
-                if ended is None:
-                    t.permit = permit
-                    return t  # committed: ``settle`` finishes the record when the stream ends
-                outcome = ended
+        sent = gw.clock()
+        outcome: AttemptOutcome
+        try:
+            if self.live:
+                opened = gw.upstream.open(route, body, times, idle_s=c.idle_s, handle=handle, record=True)
+                if isinstance(opened, LiveAttempt):
+                    held, ended = self.hold(opened, t)
+                    if ended is None:
+                        t.permit = permit
+                        return t  # committed: ``settle`` finishes the record when the stream ends
+                    outcome = ended
+                else:
+                    outcome = opened
             else:
-                outcome = opened
-        else:
-            outcome = gw.upstream.attempt(route, body, times, idle_s=c.idle_s, handle=handle)
+                outcome = gw.upstream.attempt(route, body, times, idle_s=c.idle_s, handle=handle)
+        except Exception as exc:  # noqa: BLE001 - a reply that crashes its reader is an invalid reply
+            # Not raised past the chain: the fallback serves, the breaker counts it, and
+            # an idempotency key is settled by the chain's outcome instead of a crash.
+            outcome = AttemptOutcome(None, Signal("invalid_body", message=f"the reply could not be read: {exc!r}"[:300]),
+                                     None, (gw.clock() - sent) * 1000.0, None)
         with self.lock:
             if record.frozen:
                 t.failure = classify(outcome.signal) if outcome.signal is not None else None
@@ -657,7 +668,11 @@ class _Run:
             record.failure_reason = failure.reason
             record.message = failure.message[:500]
         if gw.breakers is not None and not outcome.cancelled:
-            verdict = "success" if failure is None else (failure.cls.value if failure.counts_against_route else "neutral")
+            # A failure the request itself caused (its own max_tokens cut the answer)
+            # would happen on any route: it says nothing about this one.
+            charged = failure is not None and failure.counts_against_route and not caused_by_request(
+                t.answer.finish_reason if t.answer is not None else None, self.client_max_tokens)
+            verdict = "success" if failure is None else (failure.cls.value if charged else "neutral")
             record.breaker_opened = gw.breakers.record(
                 route.name, self.now_ms(), verdict, permit=permit,
                 retry_after_s=failure.retry_after_s if failure is not None and failure.cls == FailureClass.TRANSIENT else None,

@@ -31,7 +31,14 @@ from typing import Any
 
 import redis
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import (
+    DatabaseError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    connection,
+    transaction,
+)
 from django.db.models import Max
 from django.utils import timezone
 from redis.backoff import NoBackoff
@@ -42,8 +49,10 @@ from canary.selectors import ignored_targets, structured_honour_rate
 from observability.gateway import observed, unwrapped
 from routing.breaker import BreakerConfig, BreakerStore
 from routing.contracts import Contract, ContractError, contract_from_dict
+from routing.event_text import storable, text_digest
 from routing.gateway import Gateway, GatewayResult, RequestInvalid
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
+from routing.request_check import BodyInvalid, body_check
 from routing.responses import GatewayReply, error_reply, reply_for
 from routing.selection import DEFAULT_MIN_STRUCTURED_HONOURED, RouteProfile
 from routing.upstream import Upstream
@@ -273,7 +282,7 @@ def _content_field(text: str | None, *, redact: bool) -> str:
         return ""
     if redact:
         return f"[redacted {len(text)} chars]"
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    return text_digest(text)
 
 
 _REQUEST_COLUMNS = ("operation_id", "contract", "outcome", "failure_class", "error_code", "message", "final_route",
@@ -282,6 +291,8 @@ _ATTEMPT_COLUMNS = ("operation_id", "attempt_id", "index", "route", "status", "f
                     "message", "http_status", "latency_ms", "ttft_ms", "tokens_in", "tokens_out", "cost_usd",
                     "fallback_reason", "validation", "breaker_state", "breaker_opened", "hedge", "checks", "started_at")
 
+_Rows = tuple[tuple[Any, ...], list[tuple[Any, ...]]]
+
 
 def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
     # Table and column names are our own constants, quoted; values go as parameters.
@@ -289,17 +300,13 @@ def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
     return f"INSERT INTO {quote(table)} ({', '.join(quote(c) for c in columns)}) VALUES ({', '.join(['%s'] * len(columns))})"  # noqa: S608
 
 
-def events_write(results: list[GatewayResult]) -> None:
-    """Write request and attempt rows for finished gateway runs (one transaction).
+def _clean(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(storable(v) if isinstance(v, str) else v for v in row)
 
-    Plain ``executemany`` rather than ORM ``bulk_create``: the writer shares the
-    process (and its GIL) with the request path, and model instances per row cost more
-    CPU than the insert itself (the bench's 2 ms budget).
-    """
-    if not results:
-        return
+
+def _event_rows(r: GatewayResult, *, redact: bool) -> _Rows:
+    """The request row and attempt rows of one result, every string storable."""
     ops = connection.ops
-    redact = _setting("ROUTING_EVENT_CONTENT", "hash") == "redact"  # read once per batch, not per field
 
     def when(epoch_s: float) -> Any:
         return ops.adapt_datetimefield_value(datetime.fromtimestamp(epoch_s, tz=UTC))
@@ -310,24 +317,71 @@ def events_write(results: list[GatewayResult]) -> None:
     def usd(value: float) -> Any:
         return ops.adapt_decimalfield_value(Decimal(str(round(value, 8))), 14, 8)
 
-    requests = [
-        (r.operation_id, r.contract, r.outcome, r.failure_class, r.error_code, r.message[:2000],
-         r.route.name if r.route else "", len(r.attempts), r.latency_ms, usd(r.cost_usd),
-         _content_field(r.request_text, redact=redact), _content_field(r.answer.content if r.answer else None, redact=redact),
-         when(r.started_at))
-        for r in results
-    ]
+    request = _clean((
+        r.operation_id, r.contract, r.outcome, r.failure_class, r.error_code, r.message[:2000],
+        r.route.name if r.route else "", len(r.attempts), r.latency_ms, usd(r.cost_usd),
+        _content_field(r.request_text, redact=redact), _content_field(r.answer.content if r.answer else None, redact=redact),
+        when(r.started_at),
+    ))
     attempts = [
-        (r.operation_id, a.attempt_id, a.index, a.route, a.status, a.failure_class, a.failure_reason[:60], a.message,
-         a.http_status, a.latency_ms, a.ttft_ms, a.tokens_in, a.tokens_out, usd(a.cost_usd), a.fallback_reason[:300],
-         a.validation, a.breaker_state, a.breaker_opened, a.hedge, checks(a.checks), when(a.started_at))
-        for r in results
+        _clean((r.operation_id, a.attempt_id, a.index, a.route, a.status, a.failure_class, a.failure_reason[:60], a.message,
+                a.http_status, a.latency_ms, a.ttft_ms, a.tokens_in, a.tokens_out, usd(a.cost_usd), a.fallback_reason[:300],
+                a.validation, a.breaker_state, a.breaker_opened, a.hedge, checks(a.checks), when(a.started_at)))
         for a in r.attempts
     ]
+    return request, attempts
+
+
+def _insert_events(rows: list[_Rows]) -> None:
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.executemany(_insert_sql(RequestEvent._meta.db_table, _REQUEST_COLUMNS), requests)
+        cursor.executemany(_insert_sql(RequestEvent._meta.db_table, _REQUEST_COLUMNS), [req for req, _ in rows])
+        attempts = [a for _, batch in rows for a in batch]
         if attempts:
             cursor.executemany(_insert_sql(AttemptEvent._meta.db_table, _ATTEMPT_COLUMNS), attempts)
+
+
+def events_write(results: list[GatewayResult]) -> int:
+    """Write request and attempt rows for finished gateway runs; returns how many
+    results were stored.
+
+    One transaction for the batch. When the batch fails for a reason inside its data
+    (a value the database refuses), each result is written in a transaction of its own,
+    so one bad result costs only its own events: it is logged with its operation id and
+    dropped. A lost connection (``OperationalError``/``InterfaceError``) is raised: the
+    caller retries the whole batch on a new connection.
+
+    Plain ``executemany`` rather than ORM ``bulk_create``: the writer shares the
+    process (and its GIL) with the request path, and model instances per row cost more
+    CPU than the insert itself (the bench's 2 ms budget).
+    """
+    if not results:
+        return 0
+    redact = _setting("ROUTING_EVENT_CONTENT", "hash") == "redact"  # read once per batch, not per field
+    rows: list[_Rows] = []
+    for r in results:
+        try:
+            rows.append(_event_rows(r, redact=redact))
+        except Exception:  # noqa: BLE001 - one result's bad value must not cost the batch
+            log.exception("dropped the routing events of operation %s: they cannot be stored", r.operation_id)
+    if not rows:
+        return 0
+    try:
+        _insert_events(rows)
+        return len(rows)
+    except (OperationalError, InterfaceError):
+        raise
+    except DatabaseError:
+        log.warning("a batch of %d routing events failed; writing them one by one", len(rows), exc_info=True)
+    stored = 0
+    for one in rows:
+        try:
+            _insert_events([one])
+            stored += 1
+        except (OperationalError, InterfaceError):
+            raise
+        except DatabaseError:
+            log.exception("dropped the routing events of operation %s: the database refused them", one[0][0])
+    return stored
 
 
 class DbEventSink:
@@ -589,6 +643,11 @@ def chat_completion_create(
         return error_reply(404, "unknown_contract", str(exc))
     except ContractError as exc:
         return error_reply(500, "invalid_contract", f"stored contract {contract}@{version} is invalid: {exc}")
+    try:
+        body_check(body)
+    except BodyInvalid as exc:
+        # Refused at the edge: no route sees it, so none can be charged for it.
+        return error_reply(400, "invalid_request", str(exc), field=exc.path or None)
     gw = gateway or gateway_get()
     ledger_key = None
     if spec.side_effects:

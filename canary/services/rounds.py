@@ -232,49 +232,67 @@ def round_open(
 def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Round | None:
     """Judge a round from its stored results and apply the suspension policy, once.
 
-    Claimed with a conditional UPDATE (running -> finalizing): of several finalisers
-    (the last probe, the budget timer, the next trigger) exactly one proceeds; the others
-    get None. A probe that never reported is stored as a ``transport_error`` for its
-    endpoint, so a lost worker freezes a streak and never advances it.
+    One transaction from the claim to the policy's decisions: the round row is locked
+    (SELECT … FOR NO KEY UPDATE, which late probe inserts referencing the round do not
+    wait for) while it is ``running`` or ``finalizing``; the judgement, the round's
+    ``completed`` status and the policy step commit together or not at all. A finaliser
+    killed anywhere in between leaves the round as it was (PostgreSQL rolls the
+    transaction back), so the next finaliser (the last probe, the budget timer, the
+    overdue-round sweep) simply does it again: resumable, and the policy is applied
+    exactly once. Of several finalisers exactly one proceeds; the others wait for its
+    commit and get None. ``finalizing`` is accepted too: rounds left in it by a crash of
+    an earlier version (which committed the claim on its own) are finalised the same way.
 
-    The round's probe results are read once; the round judgement's final verdicts are
-    written once, in their own columns, beside each probe's own verdict (three
-    statements on ``ProbeResult`` in all).
+    A probe that never reported is stored as a ``transport_error`` for its endpoint, so
+    a lost worker freezes a streak and never advances it. The round's probe results are
+    read once; the final verdicts are written once, beside each probe's own verdict.
     """
-    if Round.objects.filter(pk=round_id, status=Round.Status.RUNNING).update(status=Round.Status.FINALIZING) != 1:
-        return None
-    rnd = Round.objects.get(pk=round_id)
-    rows = list(ProbeResult.objects.filter(round=rnd).exclude(kind__in=probe_mod.ROUND_CHECKS).select_related("endpoint"))
-    reported = {(row.endpoint_id, row.kind) for row in rows if row.sample == 0}
-    lost_at = timezone.now()
-    missing = [
-        ProbeResult(
-            round=rnd, endpoint=ep, kind=kind, sample=0, language=rnd.language, probe_verdict=Verdict.TRANSPORT_ERROR,
-            raw_verdict=Verdict.TRANSPORT_ERROR, check_name="probe_lost", transport_kind="lost",
-            reason="the probe never reported before the round's time budget ran out (lost worker?)",
-            evidence={}, created_at=lost_at,
+    with transaction.atomic():
+        rnd = (
+            Round.objects.select_for_update(no_key=True)
+            .filter(pk=round_id, status__in=(Round.Status.RUNNING, Round.Status.FINALIZING))
+            .first()
         )
-        for ep in Endpoint.objects.filter(model_id=rnd.model_id, active=True)
-        for kind in probe_mod.PROBE_KINDS
-        if (ep.pk, kind) not in reported
-    ]
-    by_endpoint: dict[str, list[ProbeOutcome]] = defaultdict(list)
-    ep_by_tag: dict[str, Endpoint] = {}
-    for row in rows + missing:
-        by_endpoint[row.endpoint.tag].append(round_inputs_of(row))
-        ep_by_tag[row.endpoint.tag] = row.endpoint
-    controls = {ep.tag: list(ep.positive_control_kinds or []) for ep in ep_by_tag.values() if ep.positive_control_kinds}
-    judged = round_judge(
-        by_endpoint,
-        controls,
-        fleet_fail_share=settings.CANARY_FLEET_FAIL_SHARE,
-        fleet_min_endpoints=settings.CANARY_FLEET_MIN_ENDPOINTS,
-    )
-    _store_judgement(rnd, rows, missing, ep_by_tag, judged, finished_at or timezone.now())
-    suspension_apply(rnd, rnd.started_at, rnd.mode)
+        if rnd is None:
+            return None
+        rows = list(ProbeResult.objects.filter(round=rnd).exclude(kind__in=probe_mod.ROUND_CHECKS).select_related("endpoint"))
+        reported = {(row.endpoint_id, row.kind) for row in rows if row.sample == 0}
+        lost_at = timezone.now()
+        missing = [
+            ProbeResult(
+                round=rnd, endpoint=ep, kind=kind, sample=0, language=rnd.language, probe_verdict=Verdict.TRANSPORT_ERROR,
+                raw_verdict=Verdict.TRANSPORT_ERROR, check_name="probe_lost", transport_kind="lost",
+                reason="the probe never reported before the round's time budget ran out (lost worker?)",
+                evidence={}, created_at=lost_at,
+            )
+            for ep in Endpoint.objects.filter(model_id=rnd.model_id, active=True)
+            for kind in probe_mod.PROBE_KINDS
+            if (ep.pk, kind) not in reported
+        ]
+        by_endpoint: dict[str, list[ProbeOutcome]] = defaultdict(list)
+        ep_by_tag: dict[str, Endpoint] = {}
+        for row in rows + missing:
+            by_endpoint[row.endpoint.tag].append(round_inputs_of(row))
+            ep_by_tag[row.endpoint.tag] = row.endpoint
+        controls = {ep.tag: list(ep.positive_control_kinds or []) for ep in ep_by_tag.values() if ep.positive_control_kinds}
+        judged = round_judge(
+            by_endpoint,
+            controls,
+            fleet_fail_share=settings.CANARY_FLEET_FAIL_SHARE,
+            fleet_min_endpoints=settings.CANARY_FLEET_MIN_ENDPOINTS,
+        )
+        _store_judgement(rnd, rows, missing, ep_by_tag, judged, finished_at or timezone.now())
+        finalize_hook("judged", rnd.pk)
+        suspension_apply(rnd, rnd.started_at, rnd.mode)
     rnd.refresh_from_db()
     observability_canary.round_finished(rnd.pk)
     return rnd
+
+
+def finalize_hook(step: str, round_id: int) -> None:
+    """A named point inside finalisation (``"judged"``: the judgement stored, the policy
+    not yet applied); does nothing. Fault-injection tests replace it to crash a
+    finaliser between its steps."""
 
 
 def round_endpoint_probes(round_id: int, endpoint_id: int, language: str) -> str:
@@ -291,13 +309,27 @@ def round_endpoint_probes(round_id: int, endpoint_id: int, language: str) -> str
 
 
 def round_close_stuck(model_id: str, now_wall: datetime) -> list[int]:
-    """Finalise the model's rounds still running past their time budget (called by the
-    next trigger); returns their ids."""
+    """Finalise the model's rounds still ``running`` or ``finalizing`` past their time
+    budget (called by the next trigger and the overdue-round sweep); returns their ids."""
     closed = []
-    for rnd in Round.objects.filter(model_id=model_id, status=Round.Status.RUNNING, deadline_at__lt=now_wall):
+    overdue = Round.objects.filter(
+        model_id=model_id, status__in=(Round.Status.RUNNING, Round.Status.FINALIZING), deadline_at__lt=now_wall,
+    )
+    for rnd in overdue:
         if round_finalize(rnd.pk) is not None:
             closed.append(rnd.pk)
     return closed
+
+
+def rounds_overdue_finalize(now_wall: datetime) -> list[int]:
+    """Finalise every model's rounds still ``running`` or ``finalizing`` past their time
+    budget; returns their ids. The beat's sweep calls it every few seconds, so a round
+    is finalised on time even when the worker holding its budget timer died."""
+    models = (
+        Round.objects.filter(status__in=(Round.Status.RUNNING, Round.Status.FINALIZING), deadline_at__lt=now_wall)
+        .values_list("model_id", flat=True).distinct()
+    )
+    return [pk for model_id in list(models) for pk in round_close_stuck(model_id, now_wall)]
 
 
 def round_run(

@@ -1,0 +1,183 @@
+"""What a caller's body must be before any route sees it, and which failures the request
+itself caused (so they count against no route's circuit breaker).
+
+Pure: no Django, no HTTP. ``body_check`` walks an already-parsed OpenAI-compatible chat
+body and raises ``BodyInvalid`` naming the first bad field's path
+(``messages[2].content``). It refuses what is not valid JSON text for such a body:
+
+- a string holding a lone surrogate (``"\\ud800"``): RFC 8259 §8.2 leaves such strings'
+  meaning unpredictable and UTF-8 cannot carry them; one forwarded upstream came back
+  as a 500 charged to the route;
+- ``NaN``, ``Infinity``, ``-Infinity``: not JSON numbers (RFC 8259 §6), though Python's
+  ``json`` reads them;
+- a content part of an unknown type, or a known part missing its value (OpenAI API
+  reference, Chat Completions: ``text``, ``image_url``, ``input_audio``, ``file``);
+- a known field of the wrong type or outside its range (``temperature: "hot"``).
+
+``caused_by_request`` says whether a failure follows from the request rather than the
+route: a truncation (finish reason ``length``) under the caller's own ``max_tokens``.
+A context overflow (incompatible) and an upstream 4xx about the body (permanent, blamed
+on the client) already count against no route (``Failure.counts_against_route``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+MAX_DEPTH = 64
+_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+_PART_VALUE = {"text": "text", "image_url": "image_url", "input_audio": "input_audio", "file": "file"}
+
+# Known request fields: (kind, low, high); kind "number" takes int or float, "int" an
+# integer, bounds inclusive, None = unbounded. Ranges: OpenAI API reference, Chat
+# Completions; OpenRouter API docs, Parameters.
+_NUMBERS: dict[str, tuple[str, float | None, float | None]] = {
+    "temperature": ("number", 0.0, 2.0),
+    "top_p": ("number", 0.0, 1.0),
+    "top_k": ("int", 0, None),
+    "min_p": ("number", 0.0, 1.0),
+    "top_a": ("number", 0.0, 1.0),
+    "frequency_penalty": ("number", -2.0, 2.0),
+    "presence_penalty": ("number", -2.0, 2.0),
+    "repetition_penalty": ("number", 0.0, 2.0),
+    "seed": ("int", None, None),
+    "top_logprobs": ("int", 0, 20),
+    "max_tokens": ("int", 1, None),
+    "max_completion_tokens": ("int", 1, None),
+}
+_BOOLEANS = ("stream", "logprobs", "parallel_tool_calls")
+_OBJECTS = ("response_format", "logit_bias", "provider", "reasoning", "stream_options", "usage", "metadata")
+
+
+class BodyInvalid(ValueError):
+    """The body is not a valid request; ``path`` names the field (``messages[2].content``)."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}" if path else problem)
+        self.path = path
+
+
+def _walk(value: Any, path: str, depth: int) -> None:
+    """Every string UTF-8-encodable, every number finite, nesting at most ``MAX_DEPTH``."""
+    if depth > MAX_DEPTH:
+        raise BodyInvalid(path, f"nested more than {MAX_DEPTH} levels deep")
+    if isinstance(value, str):
+        _text(value, path)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise BodyInvalid(path, f"{value!r} is not a JSON number (NaN and Infinity are not JSON)")
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str):
+                _text(key, f"{where} (the key)")
+            _walk(item, where, depth + 1)
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            _walk(item, f"{path}[{i}]", depth + 1)
+
+
+def _text(value: str, path: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BodyInvalid(path, f"lone surrogate {value[exc.start]!r} at character {exc.start}: not valid Unicode text") from None
+
+
+def _number(body: Mapping[str, Any], key: str) -> None:
+    if key not in body or body[key] is None:
+        return
+    kind, low, high = _NUMBERS[key]
+    value = body[key]
+    is_int = isinstance(value, int) and not isinstance(value, bool)
+    if kind == "int" and not is_int:
+        raise BodyInvalid(key, f"expected an integer, got {value!r}")
+    if kind == "number" and not (is_int or isinstance(value, float)):
+        raise BodyInvalid(key, f"expected a number, got {value!r}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f"from {low:g}" + (f" to {high:g}" if high is not None else "")
+        raise BodyInvalid(key, f"expected a number {bounds}, got {value!r}")
+
+
+def _content(content: Any, path: str, role: Any) -> None:
+    if isinstance(content, str) or (content is None and role in ("assistant", "tool")):
+        return
+    if not isinstance(content, list):
+        raise BodyInvalid(path, "expected a string or a list of content parts")
+    for j, part in enumerate(content):
+        where = f"{path}[{j}]"
+        if not isinstance(part, Mapping):
+            raise BodyInvalid(where, "expected a content part object")
+        kind = part.get("type")
+        if kind not in _PART_VALUE:
+            raise BodyInvalid(f"{where}.type", f"unknown content part type {kind!r}; expected one of {sorted(_PART_VALUE)}")
+        value = part.get(_PART_VALUE[kind])
+        if kind == "text" and not isinstance(value, str):
+            raise BodyInvalid(f"{where}.text", "expected a string")
+        if kind == "image_url" and not (isinstance(value, str) or (isinstance(value, Mapping) and isinstance(value.get("url"), str))):
+            raise BodyInvalid(f"{where}.image_url", "expected an object with a string url")
+        if kind in ("input_audio", "file") and not isinstance(value, Mapping):
+            raise BodyInvalid(f"{where}.{kind}", "expected an object")
+
+
+def body_check(body: Any) -> None:
+    """Raise ``BodyInvalid`` (its message names the field's path) when ``body`` is not a
+    valid OpenAI-compatible chat request; return None otherwise. Checks text, numbers,
+    nesting, messages and content parts, and the types of the known fields; the
+    gateway's own rules (provider keys, tools of the contract) are checked after."""
+    if not isinstance(body, Mapping):
+        raise BodyInvalid("", "the request body must be a JSON object")
+    _walk(body, "", 0)
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BodyInvalid("messages", "a non-empty list of messages is required")
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        if not isinstance(message, Mapping):
+            raise BodyInvalid(where, "expected an object")
+        role = message.get("role")
+        if role not in _ROLES:
+            raise BodyInvalid(f"{where}.role", f"expected one of {sorted(_ROLES)}, got {role!r}")
+        _content(message.get("content"), f"{where}.content", role)
+        for key in ("name", "tool_call_id"):
+            if key in message and not isinstance(message[key], str):
+                raise BodyInvalid(f"{where}.{key}", "expected a string")
+        if "tool_calls" in message and not isinstance(message["tool_calls"], list):
+            raise BodyInvalid(f"{where}.tool_calls", "expected a list")
+    for key in _NUMBERS:
+        _number(body, key)
+    for key in _BOOLEANS:
+        if body.get(key) is not None and not isinstance(body[key], bool):
+            raise BodyInvalid(key, f"expected true or false, got {body[key]!r}")
+    for key in _OBJECTS:
+        if body.get(key) is not None and not isinstance(body[key], Mapping):
+            raise BodyInvalid(key, f"expected an object, got {type(body[key]).__name__}")
+    stop = body.get("stop")
+    if stop is not None and not (isinstance(stop, str) or (isinstance(stop, list) and all(isinstance(s, str) for s in stop))):
+        raise BodyInvalid("stop", "expected a string or a list of strings")
+    if body.get("user") is not None and not isinstance(body["user"], str):
+        raise BodyInvalid("user", "expected a string")
+    tool_choice = body.get("tool_choice")
+    if tool_choice is not None and not isinstance(tool_choice, str | Mapping):
+        raise BodyInvalid("tool_choice", "expected a string or an object")
+    if body.get("tools") is not None and not isinstance(body["tools"], list):
+        raise BodyInvalid("tools", "expected a list")
+
+
+def caller_max_tokens(body: Mapping[str, Any]) -> int | None:
+    """The output cap the caller set itself (``max_tokens`` or ``max_completion_tokens``),
+    None when the caller set none (the contract's cap then applies)."""
+    for key in ("max_tokens", "max_completion_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def caused_by_request(finish_reason: str | None, client_max_tokens: int | None) -> bool:
+    """True when an answer's failure follows from the request, not the route: it was cut
+    by length (finish reason ``length``) under a ``max_tokens`` the caller chose. Any
+    route would have stopped there, so it says nothing about this route's health."""
+    return finish_reason == "length" and client_max_tokens is not None

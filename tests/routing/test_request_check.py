@@ -1,0 +1,46 @@
+"""The body check's verdicts on single fields (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from routing.request_check import BodyInvalid, body_check, caused_by_request
+
+OK = {"messages": [{"role": "user", "content": "hi"}]}
+
+
+@pytest.mark.parametrize(("extra", "path"), [
+    ({"temperature": "hot"}, "temperature"),
+    ({"temperature": 2.5}, "temperature"),
+    ({"temperature": float("nan")}, "temperature"),
+    ({"seed": 1.5}, "seed"),
+    ({"stream": "yes"}, "stream"),
+    ({"response_format": "json"}, "response_format"),
+    ({"metadata": {"k\ud800": "v"}}, "metadata.k\ud800 (the key)"),
+    ({"messages": [{"role": "user", "content": [{"type": "text"}]}]}, "messages[0].content[0].text"),
+    ({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": 3}}]}]}, "messages[0].content[0].image_url"),
+])
+def test_a_bad_field_is_named_by_its_path(extra, path):
+    with pytest.raises(BodyInvalid) as caught:
+        body_check({**OK, **extra})
+    assert caught.value.path == path
+
+
+def test_a_well_formed_body_passes():
+    body_check({**OK, "temperature": 0, "top_p": 1, "stop": ["\n"], "max_tokens": 5, "tools": [],
+                "messages": [{"role": "user", "content": [{"type": "text", "text": "é ✓ 😀"},
+                                                          {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}]})
+
+
+def test_deep_nesting_is_refused_not_recursed_into():
+    deep: object = "x"
+    for _ in range(200):
+        deep = [deep]
+    with pytest.raises(BodyInvalid, match="nested more than"):
+        body_check({**OK, "metadata": {"deep": deep}})
+
+
+def test_only_a_truncation_under_the_callers_own_max_tokens_is_the_requests_doing():
+    assert caused_by_request("length", 3)
+    assert not caused_by_request("length", None)
+    assert not caused_by_request("stop", 3)
