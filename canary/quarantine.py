@@ -28,6 +28,7 @@ from canary.models import (
     Round,
 )
 from canary.services_notify import notification_create
+from core.identifiers import validate_model_id
 
 NOTIFY_ACTIONS = {"suspended", "would_suspend", "floor_blocked", "restored"}
 
@@ -288,9 +289,14 @@ def exclusion_add(
 ) -> Exclusion:
     """Add a reviewed or incident exclusion (effective at once, no deploy).
 
-    Raises QuarantineError for an unknown layer, a malformed target, a blank reason, or an
-    expiry in the past.
+    ``model_id`` is stored in its canonical lower-case form (``core.identifiers``).
+    Raises QuarantineError for a malformed model id, an unknown layer, a malformed target,
+    a blank reason, or an expiry in the past.
     """
+    try:
+        model_id = validate_model_id(model_id)
+    except ValueError as exc:
+        raise QuarantineError(str(exc)) from exc
     if layer not in (Exclusion.Layers.REVIEWED, Exclusion.Layers.INCIDENT):
         raise QuarantineError(f"unknown layer {layer!r}; expected reviewed or incident")
     if not reason.strip():

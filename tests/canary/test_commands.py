@@ -224,3 +224,20 @@ def test_demo_refuses_a_busy_address_before_starting_anything():
         with pytest.raises(CommandError, match=f"cannot serve the web app on {addr}"):
             run("demo", "--addr", addr)
     assert not Round.objects.exists()
+
+
+def test_an_upper_cased_model_id_in_a_command_or_a_file_names_the_same_model(tmp_path):
+    path = tmp_path / "reviewed.json"
+    entries = [
+        {"model": MODEL.upper(), "target": "dynamo", "reason": "filter", "reviewer": "ana"},
+        {"model": MODEL, "target": "fjord", "reason": "filter", "reviewer": "ana"},
+    ]
+    path.write_text(json.dumps({"exclusions": entries}))
+    run("exclusions_load", str(path))
+    assert set(Exclusion.objects.values_list("model_id", flat=True)) == {MODEL}
+    listed = json.loads(run("ignore_list", "--model", "Meta-Llama/Llama-3.3-70B-Instruct", "--json"))
+    assert listed["model"] == MODEL and listed["ignore"] == ["dynamo", "fjord"]
+    duplicate = tmp_path / "dup.json"
+    duplicate.write_text(json.dumps({"exclusions": [entries[0], dict(entries[0], model=MODEL)]}))
+    with pytest.raises(CommandError, match=r"exclusions\[1\]: duplicate of exclusions\[0\]"):
+        run("exclusions_load", str(duplicate))
