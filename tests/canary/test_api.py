@@ -81,7 +81,7 @@ def test_missing_model_is_a_clear_400(live_server, token):
 
 def test_a_revoked_token_is_refused(live_server):
     _, token = service_token_issue("old-backend")
-    service_token_revoke("old-backend")
+    service_token_revoke("old-backend", reason="retired")
     r = httpx.get(f"{live_server.url}/api/v1/routing/ignore", params={"model": MODEL}, headers={"Authorization": f"Bearer {token}"})
     assert r.status_code == 401
 

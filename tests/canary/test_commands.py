@@ -96,8 +96,8 @@ def test_service_tokens_are_issued_once_and_stored_hashed():
     assert token.startswith("rvo_") and token not in row.token_hash
     with pytest.raises(CommandError, match="already exists"):
         run("service_token", "issue", "product")
-    with pytest.raises(CommandError, match="no service token"):
-        run("service_token", "revoke", "nobody")
+    with pytest.raises(CommandError, match="no valid service token"):
+        run("service_token", "revoke", "nobody", "--reason", "unused")
 
 
 def test_the_same_file_by_relative_or_absolute_path_is_one_source(monkeypatch):
