@@ -38,7 +38,13 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from routing.breaker import BreakerConfig, BreakerStore
-from routing.contracts import Contract, ContractError, contract_from_dict
+from routing.contracts import (
+    Contract,
+    ContractError,
+    contract_from_dict,
+    file_names_unique,
+    file_version_check,
+)
 from routing.gateway import Gateway, GatewayResult, RequestInvalid
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
 from routing.responses import GatewayReply, error_reply, reply_for
@@ -80,7 +86,9 @@ def contract_version_create(spec: dict[str, Any], *, actor: str = "", note: str 
 
 def contracts_load_file(path: str | Path, *, actor: str = "file") -> list[ContractVersion]:
     """Load contracts from a JSON file (one object or a list). A contract whose content
-    equals its latest stored version is skipped; any other becomes a new version.
+    equals its latest stored version is skipped; any other becomes a new version. Each
+    entry's ``version`` must be the one the load assigns (``file_version_check``) and a
+    name appears once per file (``file_names_unique``).
     Raises ``ContractError`` (naming the file and entry) on the first invalid one; nothing
     is stored in that case."""
     try:
@@ -90,6 +98,10 @@ def contracts_load_file(path: str | Path, *, actor: str = "file") -> list[Contra
     except ValueError as exc:  # JSONDecodeError, or an integer too long to convert
         raise ContractError(f"{path}: invalid JSON: {exc}") from exc
     entries = raw if isinstance(raw, list) else [raw]
+    try:
+        file_names_unique(entries)
+    except ContractError as exc:
+        raise ContractError(f"{path}: {exc}") from exc
     created: list[ContractVersion] = []
     with transaction.atomic():
         for i, entry in enumerate(entries):
@@ -97,10 +109,13 @@ def contracts_load_file(path: str | Path, *, actor: str = "file") -> list[Contra
                 if not isinstance(entry, dict):
                     raise ContractError("expected a JSON object")
                 latest = ContractVersion.objects.filter(name=entry.get("name")).order_by("-version").first()
-                if latest is not None:
-                    same = {k: v for k, v in latest.spec.items() if k != "version"} == {k: v for k, v in entry.items() if k != "version"}
-                    if same:
-                        continue
+                same = latest is not None and (
+                    {k: v for k, v in latest.spec.items() if k != "version"} == {k: v for k, v in entry.items() if k != "version"}
+                )
+                if isinstance(entry.get("name"), str):
+                    file_version_check(entry, latest.version if same and latest else (latest.version + 1 if latest else 1))
+                if same:
+                    continue
                 created.append(contract_version_create(dict(entry), actor=actor, note=f"loaded from {Path(path).name}"))
             except ContractError as exc:
                 raise ContractError(f"{path} entry {i}: {exc}") from exc
