@@ -4,7 +4,8 @@
 - routes: ``route_profiles`` (cached), ``route_measurements_refresh``;
 - events: ``DbEventSink`` (synchronous) and ``BackgroundEventSink`` (a writer thread,
   so the request path never waits on PostgreSQL);
-- the execution ledger: ``ledger_claim``, ``ledger_finish``;
+- the execution ledger: ``ledger_claim``, ``ledger_finish``, and for a gateway request's
+  ``Idempotency-Key`` (any contract) ``request_idempotency_claim``/``_settle``;
 - ``gateway_get`` (one per process) and ``chat_completion_create``, the in-process
   client function backends call (the API view calls it too).
 
@@ -22,6 +23,7 @@ import json
 import logging
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -32,7 +34,7 @@ from typing import Any
 import redis
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Max
+from django.db.models import F, Max
 from django.utils import timezone
 from redis.backoff import NoBackoff
 from redis.retry import Retry
@@ -501,6 +503,16 @@ def ledger_claim(key: str, *, kind: str, fingerprint_hex: str, operation_id: str
         return True, row
     except IntegrityError:
         row = ExecutionLedger.objects.get(key=key)
+    if row.status == "failed":
+        # A released key runs again, with whatever arguments (nothing happened under it);
+        # the conditional UPDATE lets exactly one of racing retries win.
+        won = ExecutionLedger.objects.filter(pk=row.pk, status="failed").update(
+            status="claimed", fingerprint=fingerprint_hex, operation_id=operation_id, result=None,
+            runs=F("runs") + 1, updated_at=now,
+        )
+        row = ExecutionLedger.objects.get(pk=row.pk)
+        if won:
+            return True, row
     if row.fingerprint != fingerprint_hex:
         raise LedgerMismatch(f"{key} was used with different arguments")
     if row.status == "done":
@@ -510,11 +522,75 @@ def ledger_claim(key: str, *, kind: str, fingerprint_hex: str, operation_id: str
 
 def ledger_finish(key: str, status: str, result: Any = None) -> None:
     """Settle a claimed key: "done" (keep ``result`` for replay), "unknown" (keep, never
-    replay), or "failed" (release: nothing happened, the caller may try again)."""
+    replay), or "failed" (release: nothing happened, the caller may try again; the row
+    stays, and the next ``ledger_claim`` reclaims it)."""
     if status == "failed":
-        ExecutionLedger.objects.filter(key=key, status="claimed").delete()
+        ExecutionLedger.objects.filter(key=key, status="claimed").update(status="failed", updated_at=timezone.now())
         return
     ExecutionLedger.objects.filter(key=key).update(status=status, result=result, updated_at=timezone.now())
+
+
+IDEMPOTENCY_KEY_MAX = 100  # the operation_id columns' length
+
+
+def request_idempotency_claim(
+    spec: Contract, operation_id: str | None, body: dict[str, Any]
+) -> tuple[str | None, str | None, GatewayReply | None]:
+    """Claim a gateway request's idempotency key in the execution ledger, for every
+    contract alike (IETF draft "The Idempotency-Key HTTP Header Field": a key names one
+    request; the same key with another body is 422, a repeat of a finished request gets
+    the first answer, a repeat while it runs gets 409).
+
+    Returns ``(ledger_key, run_id, None)`` when the caller must run the request under the
+    operation id ``run_id`` and then call ``request_idempotency_settle`` with
+    ``ledger_key`` (both ``None`` without a key), or ``(None, None, reply)`` to answer at
+    once: the replayed first answer (``replayed=True``), 400 for a key longer than 100
+    characters or a contract with side effects without one, 422 for another body, 409
+    while the first request runs or, with side effects, after its outcome was unknown.
+    ``run_id`` is the key itself on its first run; a key released by a failure runs again
+    under a fresh id (each run has its own request event).
+    """
+    if not operation_id:
+        if spec.side_effects:
+            return None, None, error_reply(400, "idempotency_key_required",
+                                           f"contract {spec.key} has side effects: send an Idempotency-Key")
+        return None, None, None
+    if len(operation_id) > IDEMPOTENCY_KEY_MAX:
+        return None, None, error_reply(400, "invalid_idempotency_key",
+                                       f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters, got {len(operation_id)}")
+    ledger_key = f"request:{spec.name}:{operation_id}"
+    try:
+        claimed, row = ledger_claim(ledger_key, kind="request", fingerprint_hex=fingerprint(body), operation_id=operation_id)
+    except LedgerMismatch as exc:
+        return None, None, error_reply(422, "idempotency_key_reused", f"{exc}; use a new key for a new request")
+    except LedgerConflict as exc:
+        detail = "still running" if exc.row.status == "claimed" else "its outcome is unknown and it is not replayed"
+        return None, None, error_reply(409, "idempotency_conflict", f"operation {operation_id} is {detail}",
+                                       failure_class="ambiguous" if exc.row.status == "unknown" else "transient")
+    if not claimed:
+        stored = row.result or {}
+        return None, None, GatewayReply(stored.get("status", 200), stored.get("body", {}), stored.get("headers", {}), replayed=True)
+    if row.runs == 1:
+        return ledger_key, operation_id, None
+    run_id = uuid.uuid4().hex
+    ExecutionLedger.objects.filter(pk=row.pk).update(operation_id=run_id)
+    return ledger_key, run_id, None
+
+
+def request_idempotency_settle(spec: Contract, ledger_key: str | None, outcome: str, reply: GatewayReply | None = None) -> None:
+    """Settle the key ``request_idempotency_claim`` claimed, from the gateway's outcome: an
+    accepted answer is kept and replayed; any other outcome releases the key, so the
+    caller may retry with it, except an unknown outcome of a contract with side effects,
+    kept and never replayed (it may have happened). Without side effects an unknown outcome
+    is released too: running the request again harms nothing. No-op without a key."""
+    if ledger_key is None:
+        return
+    if outcome == "accepted" and reply is not None:
+        ledger_finish(ledger_key, "done", {"status": reply.status, "body": reply.body, "headers": reply.headers})
+    elif outcome == "unknown" and spec.side_effects:
+        ledger_finish(ledger_key, "unknown")
+    else:
+        ledger_finish(ledger_key, "failed")
 
 
 # ---------------------------------------------------------------------------- the gateway
@@ -589,9 +665,8 @@ def chat_completion_create(
     """The in-process client: what ``POST /v1/chat/completions`` does, without HTTP.
 
     ``contract``/``version`` name the contract; ``body`` is an OpenAI chat request;
-    ``operation_id`` is the idempotency key (required by contracts with side effects:
-    the request is claimed in the execution ledger, replayed when done, refused with 409
-    while running or when its outcome is unknown, 422 with other arguments).
+    ``operation_id`` is the idempotency key, optional except for contracts with side
+    effects; with any contract it means the same (``request_idempotency_claim``).
     Returns a ``GatewayReply`` (status, body, headers); never raises for bad input.
     """
     try:
@@ -601,35 +676,17 @@ def chat_completion_create(
     except ContractError as exc:
         return error_reply(500, "invalid_contract", f"stored contract {contract}@{version} is invalid: {exc}")
     gw = gateway or gateway_get()
-    ledger_key = None
-    if spec.side_effects:
-        if not operation_id:
-            return error_reply(400, "idempotency_key_required",
-                               f"contract {spec.key} has side effects: send an Idempotency-Key")
-        ledger_key = f"request:{spec.name}:{operation_id}"
-        try:
-            claimed, row = ledger_claim(ledger_key, kind="request", fingerprint_hex=fingerprint(body), operation_id=operation_id)
-        except LedgerMismatch as exc:
-            return error_reply(422, "idempotency_key_reused", f"{exc}; use a new key for a new request")
-        except LedgerConflict as exc:
-            detail = "still running" if exc.row.status == "claimed" else "its outcome is unknown and it is not replayed"
-            return error_reply(409, "idempotency_conflict", f"operation {operation_id} is {detail}",
-                               failure_class="ambiguous" if exc.row.status == "unknown" else "transient")
-        if not claimed:
-            stored = row.result or {}
-            return GatewayReply(stored.get("status", 200), stored.get("body", {}), stored.get("headers", {}), replayed=True)
+    ledger_key, run_id, early = request_idempotency_claim(spec, operation_id, body)
+    if early is not None:
+        return early
     try:
-        result = gw.complete(spec, body, operation_id=operation_id)
+        result = gw.complete(spec, body, operation_id=run_id or operation_id)
     except RequestInvalid as exc:
-        if ledger_key:
-            ledger_finish(ledger_key, "failed")
+        request_idempotency_settle(spec, ledger_key, "failed")
         return error_reply(400, "invalid_request", str(exc))
     except Exception:
-        if ledger_key:
-            ledger_finish(ledger_key, "unknown")
+        request_idempotency_settle(spec, ledger_key, "unknown")
         raise
     reply = reply_for(result)
-    if ledger_key:
-        status = {"accepted": "done", "unknown": "unknown"}.get(result.outcome, "failed")
-        ledger_finish(ledger_key, status, {"status": reply.status, "body": reply.body, "headers": reply.headers})
+    request_idempotency_settle(spec, ledger_key, result.outcome, reply)
     return reply

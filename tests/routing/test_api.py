@@ -171,6 +171,48 @@ def test_a_side_effect_workload_needs_a_key_and_is_replayed_not_rerun(gateway_en
 
 
 @pytest.mark.django_db
+def test_an_idempotency_key_on_a_contract_without_side_effects_replays_and_refuses_another_body(client, gateway_env):
+    sim = gateway_env.sim(fleet(endpoint("alpha"), endpoint("beta"), endpoint("gamma")))
+    first = post(client, gateway_env, HTTP_IDEMPOTENCY_KEY="chat-op-1")
+    assert first.status_code == 200 and "Idempotent-Replayed" not in first
+    sim_reset_stats(sim)
+    again = post(client, gateway_env, HTTP_IDEMPOTENCY_KEY="chat-op-1")
+    assert again.status_code == 200 and again["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json() and again["X-Routing-Route"] == first["X-Routing-Route"]
+    assert sum(sim_stats(sim).values()) == 0
+    other = post(client, gateway_env, {**BODY, "max_tokens": 10}, HTTP_IDEMPOTENCY_KEY="chat-op-1")
+    assert other.status_code == 422 and other.json()["error"]["code"] == "idempotency_key_reused"
+    assert sum(sim_stats(sim).values()) == 0
+    # Without a key nothing is remembered: the same body runs again.
+    assert post(client, gateway_env).status_code == 200 and sum(sim_stats(sim).values()) == 1
+
+
+@pytest.mark.django_db
+def test_an_idempotency_key_longer_than_its_column_is_a_400(client, gateway_env):
+    response = post(client, gateway_env, HTTP_IDEMPOTENCY_KEY="k" * 101)
+    assert response.status_code == 400 and "1 to 100 characters" in response.json()["error"]["message"]
+    assert chat_completion_create("chat", 1, dict(BODY), operation_id="k" * 101).status == 400
+    assert not ExecutionLedger.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_failed_request_without_side_effects_releases_its_key(gateway_env):
+    always_500 = {"http_error": {"rate": 1, "status": 500}}
+    sim = gateway_env.sim(fleet(endpoint("alpha", always_500), endpoint("beta", always_500), endpoint("gamma", always_500)))
+    assert chat_completion_create("chat", 1, dict(BODY), operation_id="chat-op-2").status == 502
+    assert ExecutionLedger.objects.get(key="request:chat:chat-op-2").status == "failed"
+    sim_reset_stats(sim)
+    for name in ("alpha", "beta", "gamma"):
+        breaker_store().reset(name)
+    second = chat_completion_create("chat", 1, dict(BODY), operation_id="chat-op-2")
+    assert not second.replayed and sum(sim_stats(sim).values()) > 0
+    # Each run has its own request event: the first under the key, the retry under a new id.
+    row = ExecutionLedger.objects.get(key="request:chat:chat-op-2")
+    assert row.runs == 2 and row.operation_id == second.body["error"]["operation_id"] != "chat-op-2"
+    assert RequestEvent.objects.filter(operation_id__in=["chat-op-2", row.operation_id]).count() == 2
+
+
+@pytest.mark.django_db
 def test_an_unknown_outcome_is_recorded_and_never_replayed(gateway_env):
     contract_version_create({**CHAT, "name": "book-table", "side_effects": True})
     sim = gateway_env.sim(fleet(endpoint("alpha", {"reset": {"rate": 1}}), endpoint("beta"), endpoint("gamma")))
