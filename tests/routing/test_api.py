@@ -10,6 +10,7 @@ import pytest
 import redis
 
 from core.tokens import service_token_issue
+from reverie_ops.middleware import database_unavailable_body
 from routing.models import AttemptEvent, ExecutionLedger, RequestEvent, Route
 from routing.services import (
     breaker_store,
@@ -123,6 +124,34 @@ def test_bad_input_gets_a_clear_error(client, gateway_env, headers, body, status
     response = post(client, gateway_env, body, **headers)
     assert response.status_code == status
     assert fragment in response.json()["error"]["message"]
+
+
+@pytest.mark.django_db
+def test_every_refusal_carries_an_operation_id_in_the_body_and_the_header(client, gateway_env):
+    contract_version_create({**CHAT, "name": "vision-only", "workload": "vision", "modalities": ["text", "image"]})
+    gateway_env.sim(fleet(endpoint("alpha"), endpoint("beta"), endpoint("gamma")))
+    assert post(client, gateway_env, HTTP_IDEMPOTENCY_KEY="ref-1").status_code == 200
+    answers = {
+        "401 unauthorized": post(client, gateway_env, HTTP_AUTHORIZATION="Bearer wrong"),
+        "400 invalid_contract_header": post(client, gateway_env, HTTP_X_ROUTING_CONTRACT="chat"),
+        "400 invalid_request": post(client, gateway_env, {"messages": []}),
+        "404 unknown_contract": post(client, gateway_env, HTTP_X_ROUTING_CONTRACT="nope@1"),
+        "422 no_eligible_route": post(client, gateway_env, HTTP_X_ROUTING_CONTRACT="vision-only@1"),
+        "422 idempotency_key_reused": post(client, gateway_env, {**BODY, "max_tokens": 5}, HTTP_IDEMPOTENCY_KEY="ref-1"),
+    }
+    ids = set()
+    for label, response in answers.items():
+        error = response.json()["error"]
+        assert f"{response.status_code} {error['code']}" == label
+        assert error["operation_id"] and response["X-Routing-Operation-Id"] == error["operation_id"], label
+        ids.add(error["operation_id"])
+    assert len(ids) == len(answers)  # one id per failure, never shared
+
+
+def test_the_gateways_database_outage_answer_carries_an_operation_id_too():
+    error = database_unavailable_body("/v1/chat/completions")["error"]
+    assert error["code"] == "database_unavailable" and len(error["operation_id"]) == 32
+    assert "operation_id" not in database_unavailable_body("/api/v1/routing/ignore")["error"]
 
 
 @pytest.mark.django_db
