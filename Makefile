@@ -31,11 +31,12 @@ demo: venv
 
 test: venv services
 	@bash scripts/browser.sh
+	@bash scripts/prometheus.sh
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -q $(PYTEST_ARGS)
 
 lint: venv
 	$(PY) -m ruff check .
-	$(PY) -m mypy canary routing reverie_ops openrouter fake_openrouter core
+	$(PY) -m mypy canary routing reverie_ops openrouter fake_openrouter core observability
 
 bench: venv services
 	$(PY) bench/round.py

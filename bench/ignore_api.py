@@ -25,7 +25,7 @@ django_on(DB_URL)
 import httpx  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from canary.quarantine import exclusion_add  # noqa: E402
+from canary.services.quarantine import exclusion_add  # noqa: E402
 from core.tokens import service_token_issue  # noqa: E402
 from fake_openrouter.process import free_port  # noqa: E402
 

@@ -23,7 +23,8 @@ from django.utils import timezone  # noqa: E402
 
 from canary import judges  # noqa: E402
 from canary.probes import PROBE_KINDS, EndpointFacts, probe_run  # noqa: E402
-from canary.services import openrouter_client, probe_settings, round_run  # noqa: E402
+from canary.services.client import openrouter_client, probe_settings  # noqa: E402
+from canary.services.rounds import round_run  # noqa: E402
 from fake_openrouter.process import REPO_ROOT, free_port, start_simulator  # noqa: E402
 
 

@@ -41,7 +41,7 @@ from django.conf import settings  # noqa: E402
 from canary import judges  # noqa: E402
 from canary.models import Endpoint, Round  # noqa: E402
 from canary.probes import PROBE_KINDS, EndpointFacts, probe_run  # noqa: E402
-from canary.services import openrouter_client, probe_settings  # noqa: E402
+from canary.services.client import openrouter_client, probe_settings  # noqa: E402
 from canary.tasks import round_start_task  # noqa: E402
 from tests.verdicts.fleets import NAMES, endpoint  # noqa: E402
 

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-import time
 from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from canary.exclusions import provider_object
-from canary.quarantine import ignore_list_get
+from canary.services.ignore_list import ignore_list_cached
+from canary.terms import Layer
 from core.identifiers import validate_model_id
 from core.tokens import service_token_verify
 
@@ -29,33 +27,6 @@ def api_error(status: int, message: str) -> JsonResponse:
     if status == 401:
         response["WWW-Authenticate"] = 'Bearer realm="reverie-ops"'
     return response
-
-
-# The merged list is computed at most once per ``ROUTING_IGNORE_CACHE_S`` per process
-# (writes in this process clear it at once; other processes see a change within that
-# time, well inside the max-age clients are told they may cache it).
-_cache: dict[str, tuple[float, dict[str, Any], str]] = {}
-_cache_lock = threading.Lock()
-
-
-def ignore_cache_clear() -> None:
-    """Forget cached ignore lists (called after every exclusion or suspension change)."""
-    with _cache_lock:
-        _cache.clear()
-
-
-def _ignore_list(model_id: str) -> tuple[dict[str, Any], str]:
-    """``(list, generated_at)`` for ``model_id``, from the short per-process cache."""
-    now = time.monotonic()
-    with _cache_lock:
-        hit = _cache.get(model_id)
-    if hit is not None and hit[0] > now:
-        return hit[1], hit[2]
-    at = timezone.now()
-    data = ignore_list_get(model_id, at)
-    with _cache_lock:
-        _cache[model_id] = (now + settings.ROUTING_IGNORE_CACHE_S, data, at.isoformat())
-    return data, at.isoformat()
 
 
 def api_get(view: Any) -> Any:
@@ -107,8 +78,8 @@ def ignore_view(request: HttpRequest) -> HttpResponse:
     model_id, error = _guard(request)
     if error is not None or model_id is None:
         return error or api_error(400, "bad request")
-    data, generated_at = _ignore_list(model_id)
-    return _cached_json(request, {**data, "generated_at": generated_at}, data)
+    cached = ignore_list_cached(model_id)
+    return _cached_json(request, {**cached.data, "generated_at": cached.generated_at.isoformat()}, cached.data)
 
 
 @api_get
@@ -117,8 +88,7 @@ def provider_view(request: HttpRequest) -> HttpResponse:
     model_id, error = _guard(request)
     if error is not None or model_id is None:
         return error or api_error(400, "bad request")
-    data, _ = _ignore_list(model_id)
-    provider = provider_object(data["ignore"])
+    provider = provider_object(ignore_list_cached(model_id).data["ignore"])
     return _cached_json(request, {"model": model_id, "provider": provider}, provider)
 
 
@@ -160,7 +130,7 @@ OPENAPI: dict[str, Any] = {
                     "ignore": {"type": "array", "items": {"type": "string"}, "description": "provider slugs or endpoint tags for OpenRouter's provider.ignore"},
                     "sources": {
                         "type": "object",
-                        "properties": {k: {"type": "array", "items": {"type": "string"}} for k in ("reviewed", "incident", "canary")},
+                        "properties": {k: {"type": "array", "items": {"type": "string"}} for k in Layer},
                     },
                     "generated_at": {"type": "string", "format": "date-time"},
                 },

@@ -1,6 +1,6 @@
 """Staff dashboards inside the Django admin: views only (parse input, call one selector,
 render). The reads live in ``canary.dashboard_selectors``; the writes (lift, false
-positive) call ``canary.quarantine`` and show its ``QuarantineError`` as a message.
+positive) call ``canary.services.quarantine`` and show its ``QuarantineError`` as a message.
 
 Routes are added by the canary ModelAdmins' ``get_urls`` (see ``canary.admin``), so every
 page sits under ``/admin/canary/…``, is wrapped by ``AdminSite.admin_view`` (staff login)
@@ -15,7 +15,7 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -24,10 +24,11 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from canary import dashboard_selectors as sel
+from canary.judges.run import judge_pasted
 from canary.models import Decision, Endpoint
-from canary.quarantine import QuarantineError, decision_mark_false_positive, suspension_lift
+from canary.reasons import ApplyFn, ReasonNextForm, false_positive_by, lift_by, reasons_apply
 
-# Who may do what (see canary/management/commands/ensure_groups.py for the groups).
+# Who may do what (see canary/groups.py for the groups).
 PERM_VIEW_ROUNDS = "canary.view_round"
 PERM_VIEW_ENDPOINTS = "canary.view_endpoint"
 PERM_VIEW_EXCLUSIONS = "canary.view_exclusion"
@@ -78,10 +79,6 @@ def _next_url(request: HttpRequest, default: str) -> str:
     if target and url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
         return target
     return default
-
-
-def _actor(request: HttpRequest) -> str:
-    return request.user.get_username()
 
 
 # --------------------------------------------------------------------- read-only pages
@@ -175,6 +172,9 @@ class UserReportForm(forms.Form):
     language = forms.ChoiceField(label="Conversation language", required=False, choices=())
     symptom = forms.ChoiceField(choices=[(k, v[0]) for k, v in sel.SYMPTOMS.items()])
     generation_id = forms.CharField(label="Generation id (optional)", required=False, max_length=200)
+    reply = forms.CharField(
+        label="Reply the user saw (optional)", required=False, max_length=20_000, widget=forms.Textarea(attrs={"rows": 3})
+    )
 
     def __init__(self, *args: Any, models: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -203,17 +203,27 @@ def correlate_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:
             cd["model"], cd["at"], cd["language"], cd["symptom"], lookup.provider_name if lookup else ""
         )
         context["only_relevant"] = request.GET.get("relevant") == "1"
+        if cd["reply"].strip():
+            context["reply_judgement"] = judge_pasted(cd["reply"], cd["language"])
     return _render(request, site, "admin/canary/correlate.html", "User-report correlation", context)
 
 
 # --------------------------------------------------------------------- single-object actions
 
 
-class ReasonForm(forms.Form):
-    """Every manual override asks why; the reason goes into the audit row."""
-
-    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 60}), max_length=2000)
-    next = forms.CharField(widget=forms.HiddenInput, required=False)
+def _reason_page(
+    request: HttpRequest, site: admin.AdminSite, row: Any, apply: ApplyFn, *, back: str, title: str, explain: str,
+    submit: str,
+) -> HttpResponse:
+    """Ask for a reason, apply one override to ``row`` (``canary.reasons``), and return to
+    ``back``; a refusal is shown on the form again."""
+    form = ReasonNextForm(request.POST or None, initial={"next": back})
+    if request.method == "POST" and form.is_valid() and reasons_apply(request, [row], apply, form.cleaned_data, name_rows=False):
+        return HttpResponseRedirect(back)
+    return _render(
+        request, site, "admin/canary/reason_form.html", title,
+        {"form": form, "objects": [row], "explain": explain, "submit": submit, "back": back},
+    )
 
 
 def lift_view(request: HttpRequest, site: admin.AdminSite, endpoint_id: int) -> HttpResponse:
@@ -222,26 +232,12 @@ def lift_view(request: HttpRequest, site: admin.AdminSite, endpoint_id: int) -> 
     endpoint = Endpoint.objects.select_related("policy_state").filter(pk=endpoint_id).first()
     if endpoint is None:
         raise Http404("no such endpoint")
-    back = _next_url(request, reverse("admin:canary_endpoint_history", args=[endpoint.pk]))
-    form = ReasonForm(request.POST or None, initial={"next": back})
-    if request.method == "POST" and form.is_valid():
-        try:
-            suspension_lift(endpoint, actor=_actor(request), reason=form.cleaned_data["reason"], now=timezone.now())
-        except QuarantineError as exc:
-            messages.error(request, str(exc))
-        else:
-            messages.success(request, f"Lifted the suspension of {endpoint.tag}.")
-            return HttpResponseRedirect(back)
-    return _render(
-        request, site, "admin/canary/reason_form.html", f"Lift the suspension of {endpoint.tag}",
-        {
-            "form": form,
-            "objects": [endpoint],
-            "explain": "The endpoint returns to routing now, with a fresh streak. The reason "
-            "is kept in the audit log.",
-            "submit": "Lift suspension",
-            "back": back,
-        },
+    return _reason_page(
+        request, site, endpoint, lift_by(request),
+        back=_next_url(request, reverse("admin:canary_endpoint_history", args=[endpoint.pk])),
+        title=f"Lift the suspension of {endpoint.tag}",
+        explain="The endpoint returns to routing now, with a fresh streak. The reason is kept in the audit log.",
+        submit="Lift suspension",
     )
 
 
@@ -251,28 +247,12 @@ def false_positive_view(request: HttpRequest, site: admin.AdminSite, decision_id
     decision = Decision.objects.select_related("endpoint").filter(pk=decision_id).first()
     if decision is None:
         raise Http404("no such decision")
-    back = _next_url(request, reverse("admin:canary_decision_observe_report"))
-    form = ReasonForm(request.POST or None, initial={"next": back})
-    if request.method == "POST" and form.is_valid():
-        try:
-            decision_mark_false_positive(
-                decision, actor=_actor(request), reason=form.cleaned_data["reason"], now=timezone.now()
-            )
-        except QuarantineError as exc:
-            messages.error(request, str(exc))
-        else:
-            messages.success(request, f"Marked decision {decision.pk} a false positive.")
-            return HttpResponseRedirect(back)
-    return _render(
-        request, site, "admin/canary/reason_form.html", "Mark a false positive",
-        {
-            "form": form,
-            "objects": [decision],
-            "explain": "A new audit row records that this suspension decision was wrong; the "
-            "decision itself is never changed.",
-            "submit": "Mark false positive",
-            "back": back,
-        },
+    return _reason_page(
+        request, site, decision, false_positive_by(request),
+        back=_next_url(request, reverse("admin:canary_decision_observe_report")),
+        title="Mark a false positive",
+        explain="A new audit row records that this suspension decision was wrong; the decision itself is never changed.",
+        submit="Mark false positive",
     )
 
 
@@ -305,7 +285,7 @@ def dashboard_urls(site: admin.AdminSite, model_name: str) -> list[URLPattern]:
         "exclusion": [("ignore-list/", ignore_list_view, "ignore_list")],
         "decision": [
             ("observe-report/", observe_report_view, "observe_report"),
-            ("<int:decision_id>/false-positive/", false_positive_view, "false_positive"),
+            ("<int:decision_id>/false-positive/", false_positive_view, "false_positive"),  # vocabulary: a URL name
         ],
         "proberesult": [("correlate/", correlate_view, "correlate")],
     }

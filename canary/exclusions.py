@@ -23,7 +23,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, TypedDict
 
-LAYERS: Final = ("reviewed", "incident", "canary")
+from canary.checks import require_aware
+from canary.terms import Layer
+
+LAYERS: Final = tuple(Layer)
 
 # Slugs as OpenRouter spells them: lower case, digits, hyphens (``google-vertex``,
 # ``z-ai``); dots and underscores are allowed so no real slug is refused. A tag is
@@ -36,11 +39,6 @@ _TARGET_RE: Final = re.compile(rf"{_PART}(?:/{_PART})?")
 # ``ignore`` leaves ``openai/flex`` and ``openai/priority`` routable; they must be named
 # (reference/openrouter-api.md, "Endpoint tags", sources [PS][ST]).
 SERVICE_TIER_VARIANTS: Final = frozenset({"flex", "priority"})
-
-
-def _require_aware(name: str, value: datetime) -> None:
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError(f"{name} must be a timezone-aware datetime, got naive {value!r}")
 
 
 TARGET_MAX = 200  # Exclusion.target's length
@@ -93,7 +91,7 @@ class ExclusionEntry:
         if not self.reason or not self.reason.strip():
             raise ValueError(f"exclusion of {self.target} needs a reason")
         if self.expires_at is not None:
-            _require_aware("expires_at", self.expires_at)
+            require_aware("expires_at", self.expires_at)
 
 
 class IgnoreList(TypedDict):
@@ -140,7 +138,7 @@ def ignore_list_merge(entries: Sequence[ExclusionEntry], now: datetime) -> Ignor
 
     Raises ValueError on a naive ``now``.
     """
-    _require_aware("now", now)
+    require_aware("now", now)
     sources: dict[str, set[str]] = {layer: set() for layer in LAYERS}
     for entry in entries:
         if entry.expires_at is not None and entry.expires_at <= now:

@@ -5,22 +5,30 @@ Rows are never hard-deleted: the history is the evidence behind every decision.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from django.db import models
 
-
-class Verdicts(models.TextChoices):
-    PASS = "pass", "pass"
-    FAIL = "fail", "fail"
-    INCONCLUSIVE = "inconclusive", "inconclusive"
-    TRANSPORT_ERROR = "transport_error", "transport error"
-    NOT_APPLICABLE = "not_applicable", "not applicable"
+from canary.terms import Action, Layer, Mode, Outcome
+from canary.verdicts import Verdict
 
 
-class Outcomes(models.TextChoices):
-    FAIL = "fail", "fail"
-    CLEAN = "clean", "clean"
-    FROZEN = "frozen", "frozen"
-    INCONCLUSIVE = "inconclusive", "inconclusive"
+def _choices(enum: type[StrEnum]) -> list[tuple[str, str]]:
+    """Model choices from one of the vocabulary's enums (label: the value, spaced)."""
+    return [(m.value, m.value.replace("_", " ")) for m in enum]
+
+
+VERDICT_CHOICES = _choices(Verdict)
+OUTCOME_CHOICES = _choices(Outcome)
+MODE_CHOICES = _choices(Mode)
+# Audit labels people read in the admin (the policy's actions keep their plain names).
+_ACTION_LABELS = {
+    Action.WOULD_SUSPEND: "would suspend (observe)",
+    Action.LIFTED: "lifted by an admin",
+    Action.FALSE_POSITIVE: "marked false positive",
+    Action.WEAK_PROBE: "probe weak this round",
+}
+ACTION_CHOICES = [(a.value, _ACTION_LABELS.get(a, a.value.replace("_", " "))) for a in Action if a != Action.NONE]
 
 
 class Provider(models.Model):
@@ -97,7 +105,7 @@ class Round(models.Model):
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
-    mode = models.CharField(max_length=16, default="observe")
+    mode = models.CharField(max_length=16, choices=MODE_CHOICES, default=Mode.OBSERVE.value)
     error = models.TextField(blank=True)
     # Probe kinds judged weak this round (a positive control passed, or fleet attribution):
     # {"refusal": "positive control dynamo/bf16 passed", ...}
@@ -124,8 +132,18 @@ class Round(models.Model):
 class ProbeResult(models.Model):
     """One probe request (or one round-level check) against one endpoint in one round.
 
-    ``raw_verdict`` is the judge's verdict on the reply alone; ``verdict`` is the verdict
-    after round-level evidence (confirmation samples, positive controls, fleet attribution).
+    Three verdicts, each written once: ``raw_verdict`` is the judge's verdict on this
+    reply alone; ``probe_verdict`` (with ``check_name``, ``reason``, ``evidence``) is the
+    probe's, after its confirmation samples, stored when the probe reports; ``verdict`` is
+    the final one, written by the round judgement (``canary.round_judgement``: positive
+    controls, fleet attribution) and NULL until the round is judged; ``round_reason`` says
+    why the round changed it (blank when it kept the probe's), ``fleet_rate`` (0..1) is
+    the share of the fleet failing the same check on the same prompt.
+
+    The round judgement's inputs from the full reply (only an excerpt is stored):
+    ``leading_signature`` (the junk a reply starts with: blank for a normal opener,
+    NULL when the reply had no text), ``corruption``
+    (the hard-corruption judgement as data, free-text replies) and ``language_anomaly``.
     ``sample`` is 0 for the probe, 1.. for confirmation samples of the language probe.
     Times are in ms; cost in USD as reported by OpenRouter's ``usage.cost``.
     """
@@ -136,8 +154,16 @@ class ProbeResult(models.Model):
     sample = models.PositiveSmallIntegerField(default=0)
     language = models.CharField(max_length=8, blank=True)
     prompt_id = models.CharField(max_length=64, blank=True)
-    verdict = models.CharField(max_length=20, choices=Verdicts.choices)
-    raw_verdict = models.CharField(max_length=20, choices=Verdicts.choices)
+    # NULL until the round is judged (blank would read as a verdict).
+    verdict = models.CharField(max_length=20, choices=VERDICT_CHOICES, null=True, blank=True)  # noqa: DJ001
+    probe_verdict = models.CharField(max_length=20, choices=VERDICT_CHOICES, blank=True)
+    raw_verdict = models.CharField(max_length=20, choices=VERDICT_CHOICES)
+    round_reason = models.TextField(blank=True)
+    fleet_rate = models.FloatField(null=True, blank=True)
+    # NULL: no text to judge; blank: a normal opener.
+    leading_signature = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
+    corruption = models.JSONField(null=True, blank=True)
+    language_anomaly = models.BooleanField(default=False)
     check_name = models.CharField(max_length=64, blank=True)
     reason = models.TextField(blank=True)
     evidence = models.JSONField(default=dict, blank=True)
@@ -176,11 +202,11 @@ class EndpointRound(models.Model):
 
     round = models.ForeignKey(Round, on_delete=models.PROTECT, related_name="endpoint_rounds")
     endpoint = models.ForeignKey(Endpoint, on_delete=models.PROTECT, related_name="endpoint_rounds")
-    outcome = models.CharField(max_length=16, choices=Outcomes.choices)
+    outcome = models.CharField(max_length=16, choices=OUTCOME_CHOICES)
     severity = models.FloatField(default=0)
     evidence = models.JSONField(default=dict, blank=True)
     streak = models.PositiveIntegerField(default=0)
-    action = models.CharField(max_length=20, default="none")
+    action = models.CharField(max_length=20, default=Action.NONE.value)
     suspended_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
 
@@ -197,11 +223,6 @@ class EndpointRound(models.Model):
 # --- Route quarantine (issue "Route quarantine") ----------------------------------------
 
 
-class Modes(models.TextChoices):
-    OBSERVE = "observe", "observe"
-    ENFORCE = "enforce", "enforce"
-
-
 class ModelConfig(models.Model):
     """Per-model canary switches an admin changes at run time (no deploy).
 
@@ -211,7 +232,7 @@ class ModelConfig(models.Model):
     """
 
     model_id = models.CharField(max_length=200, unique=True)
-    mode = models.CharField(max_length=16, choices=Modes.choices, default=Modes.OBSERVE)
+    mode = models.CharField(max_length=16, choices=MODE_CHOICES, default=Mode.OBSERVE.value)
     updated_at = models.DateTimeField(auto_now=True)
     updated_by = models.CharField(max_length=150, blank=True)
 
@@ -254,25 +275,11 @@ class Decision(models.Model):
     """An immutable audit row: every automatic decision and every manual action, with its
     evidence (which round and probes), actor and reason."""
 
-    class Actions(models.TextChoices):
-        SUSPENDED = "suspended", "suspended"
-        WOULD_SUSPEND = "would_suspend", "would suspend (observe)"
-        FLOOR_BLOCKED = "floor_blocked", "floor blocked"
-        RESTORED = "restored", "restored"
-        EXPIRED = "expired", "expired"
-        LIFTED = "lifted", "lifted by an admin"
-        FALSE_POSITIVE = "false_positive", "marked false positive"
-        EXCLUSION_ADDED = "exclusion_added", "exclusion added"
-        EXCLUSION_REMOVED = "exclusion_removed", "exclusion removed"
-        MODE_CHANGED = "mode_changed", "mode changed"
-        WEAK_PROBE = "weak_probe", "probe weak this round"
-        DISCOVERY_FAILED = "discovery_failed", "discovery failed"
-
     model_id = models.CharField(max_length=200)
     endpoint = models.ForeignKey(Endpoint, null=True, blank=True, on_delete=models.PROTECT, related_name="decisions")
     round = models.ForeignKey(Round, null=True, blank=True, on_delete=models.PROTECT, related_name="decisions")
     refers_to = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="followups")
-    action = models.CharField(max_length=24, choices=Actions.choices)
+    action = models.CharField(max_length=24, choices=ACTION_CHOICES)
     mode = models.CharField(max_length=16, blank=True)
     actor = models.CharField(max_length=150, default="canary")
     reason = models.TextField()
@@ -305,12 +312,8 @@ class Exclusion(models.Model):
     """A reviewed or incident exclusion of a provider slug (all its endpoints) or a tag
     (one endpoint) for one model. Removal deactivates the row; nothing is deleted."""
 
-    class Layers(models.TextChoices):
-        REVIEWED = "reviewed", "reviewed"
-        INCIDENT = "incident", "incident"
-
     model_id = models.CharField(max_length=200)
-    layer = models.CharField(max_length=16, choices=Layers.choices)
+    layer = models.CharField(max_length=16, choices=[(layer.value, layer.value) for layer in (Layer.REVIEWED, Layer.INCIDENT)])
     target = models.CharField(max_length=200, help_text="provider slug (e.g. dynamo) or endpoint tag (e.g. borealis/fp8)")
     reason = models.TextField()
     evidence_url = models.URLField(blank=True)

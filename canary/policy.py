@@ -32,37 +32,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final
 
-OUTCOME_FAIL: Final = "fail"
-OUTCOME_CLEAN: Final = "clean"
-OUTCOME_FROZEN: Final = "frozen"
-OUTCOME_INCONCLUSIVE: Final = "inconclusive"
-OUTCOMES: Final = frozenset({OUTCOME_FAIL, OUTCOME_CLEAN, OUTCOME_FROZEN, OUTCOME_INCONCLUSIVE})
+from canary.checks import require_aware
+from canary.terms import Action, Mode, Outcome
 
-MODE_OBSERVE: Final = "observe"
-MODE_ENFORCE: Final = "enforce"
-MODES: Final = (MODE_OBSERVE, MODE_ENFORCE)
-
-ACTION_SUSPENDED: Final = "suspended"
-ACTION_WOULD_SUSPEND: Final = "would_suspend"
-ACTION_FLOOR_BLOCKED: Final = "floor_blocked"
-ACTION_RESTORED: Final = "restored"
-ACTION_EXPIRED: Final = "expired"
-ACTION_NONE: Final = "none"
-ACTIONS: Final = (
-    ACTION_SUSPENDED,
-    ACTION_WOULD_SUSPEND,
-    ACTION_FLOOR_BLOCKED,
-    ACTION_RESTORED,
-    ACTION_EXPIRED,
-    ACTION_NONE,
-)
-
-
-def _require_aware(name: str, value: datetime) -> None:
-    # Naive datetimes compare as TypeError against aware ones, or worse, silently shift
-    # by the server's offset when converted; refuse them at the door.
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError(f"{name} must be a timezone-aware datetime, got naive {value!r}")
+OUTCOMES: Final = frozenset(Outcome)
+MODES: Final = tuple(Mode)
 
 
 def _require_count(name: str, value: int, minimum: int) -> None:
@@ -153,9 +127,9 @@ class EndpointState:
         _require_count("clean_streak", self.clean_streak, 0)
         _require_count("suspension_level", self.suspension_level, 0)
         if self.suspended_until is not None:
-            _require_aware("suspended_until", self.suspended_until)
+            require_aware("suspended_until", self.suspended_until)
         if self.last_suspended_at is not None:
-            _require_aware("last_suspended_at", self.last_suspended_at)
+            require_aware("last_suspended_at", self.last_suspended_at)
 
 
 @dataclass(frozen=True)
@@ -193,7 +167,7 @@ class RoundInput:
 
 
 @dataclass(frozen=True)
-class Decision:
+class PolicyDecision:
     """The policy's decision for one endpoint in one round (one audit row).
 
     - ``action``: ``suspended`` (enforce) | ``would_suspend`` (observe) |
@@ -232,7 +206,7 @@ def enforced_suspensions(states: Iterable[EndpointState], now: datetime) -> list
     This is the canary layer of the ignore list; shadow suspensions are left out by
     design (observe mode changes nothing routing sees). Raises ValueError on naive now.
     """
-    _require_aware("now", now)
+    require_aware("now", now)
     return sorted(
         state.tag
         for state in states
@@ -248,7 +222,7 @@ def _blocks_routing(state: EndpointState, mode: str) -> bool:
     mode (left over from an observe period) routing does not see it, so the endpoint
     is still serving traffic.
     """
-    return state.suspended_until is not None and (state.enforced or mode == MODE_OBSERVE)
+    return state.suspended_until is not None and (state.enforced or mode == Mode.OBSERVE)
 
 
 def _returned(state: EndpointState) -> EndpointState:
@@ -281,7 +255,7 @@ def _join(first: str, then: str) -> str:
 
 
 def _why_skipped(outcome: str) -> str:
-    if outcome == OUTCOME_FROZEN:
+    if outcome == Outcome.FROZEN:
         return "transport errors are not quality failures"
     return "no evidence either way"
 
@@ -320,12 +294,12 @@ def _advance(
     outcome = result.outcome
     need_fail = settings.fail_rounds_to_suspend
     need_clean = settings.clean_rounds_to_restore
-    step = _Step(result=result, state=state, action=ACTION_NONE, reason="")
+    step = _Step(result=result, state=state, action=Action.NONE, reason="")
 
     if state.suspended_until is not None:
         until = _at(state.suspended_until)
         kind = "Suspended" if state.enforced else "Shadow-suspended"
-        if outcome == OUTCOME_CLEAN:
+        if outcome == Outcome.CLEAN:
             # Rule "recovery": consecutive clean rounds restore early; a clean round
             # also resets the failure streak, as it does outside a suspension.
             state = replace(state, fail_streak=0, clean_streak=state.clean_streak + 1)
@@ -334,23 +308,23 @@ def _advance(
                     f"{kind} until {until}; {state.clean_streak} of {need_clean} consecutive "
                     "clean rounds needed to restore early"
                 )
-            elif state.enforced and mode == MODE_OBSERVE:
+            elif state.enforced and mode == Mode.OBSERVE:
                 # Observe mode changes nothing routing sees, and lifting a real
                 # suspension (left from an enforce period) would; it runs to its end.
                 step.reason = (
-                    f"{_rounds(state.clean_streak, 'clean')} would restore early, but observe "
+                    f"{_rounds(state.clean_streak, Outcome.CLEAN)} would restore early, but observe "
                     f"mode leaves the real suspension in force until {until}"
                 )
             else:
-                step.action = ACTION_RESTORED
+                step.action = Action.RESTORED
                 step.reason = (
-                    f"{_rounds(state.clean_streak, 'clean')} while suspended (frozen rounds "
+                    f"{_rounds(state.clean_streak, Outcome.CLEAN)} while suspended (frozen rounds "
                     "skipped): restored early with a fresh streak"
                 )
                 state = _returned(state)
-        elif outcome == OUTCOME_FAIL:
+        elif outcome == Outcome.FAIL:
             state = replace(state, fail_streak=state.fail_streak + 1, clean_streak=0)
-            if mode == MODE_ENFORCE and not state.enforced and state.fail_streak >= need_fail:
+            if mode == Mode.ENFORCE and not state.enforced and state.fail_streak >= need_fail:
                 # A shadow suspension left by observe mode does not protect routing; a
                 # failure run that reaches the threshold makes it real (same episode).
                 step.candidate = True
@@ -365,7 +339,7 @@ def _advance(
                 f"{kind} until {until}; {outcome} round skipped, clean run stays at "
                 f"{state.clean_streak} of {need_clean} ({_why_skipped(outcome)})"
             )
-    elif outcome == OUTCOME_FAIL:
+    elif outcome == Outcome.FAIL:
         state = replace(state, fail_streak=state.fail_streak + 1)
         if state.fail_streak >= need_fail:
             step.candidate = True
@@ -374,7 +348,7 @@ def _advance(
                 f"Failure streak {state.fail_streak} of {need_fail} consecutive failed "
                 "rounds needed to suspend"
             )
-    elif outcome == OUTCOME_CLEAN:
+    elif outcome == Outcome.CLEAN:
         step.reason = "Clean round: failure streak reset to 0"
         state = replace(state, fail_streak=0)
     else:
@@ -388,8 +362,8 @@ def _advance(
     step.state = state
     if ended:
         # The suspension decided by this round (if any) leads; the floor may still block it.
-        if step.action == ACTION_NONE and not step.candidate:
-            step.action = ACTION_EXPIRED
+        if step.action == Action.NONE and not step.candidate:
+            step.action = Action.EXPIRED
         step.reason = _join(ended, step.reason)
     return step
 
@@ -415,7 +389,7 @@ def _suspend(now: datetime, mode: str, step: _Step, settings: PolicySettings) ->
     if state.suspended_until is not None and state.suspended_until > until:
         until = state.suspended_until
         span = f"for longer than {_span(duration)} (a recorded suspension is never shortened)"
-    enforced = mode == MODE_ENFORCE
+    enforced = mode == Mode.ENFORCE
     step.state = replace(
         state,
         suspended_until=until,
@@ -423,7 +397,7 @@ def _suspend(now: datetime, mode: str, step: _Step, settings: PolicySettings) ->
         suspension_level=level,
         last_suspended_at=decided_at,
     )
-    step.action = ACTION_SUSPENDED if enforced else ACTION_WOULD_SUSPEND
+    step.action = Action.SUSPENDED if enforced else Action.WOULD_SUSPEND
     if state.suspended_until is not None:
         verb = "shadow suspension made real"
     elif enforced:
@@ -443,8 +417,8 @@ def policy_apply(
     states: Mapping[str, EndpointState],
     results: Sequence[RoundInput],
     settings: PolicySettings,
-) -> list[Decision]:
-    """Decide one round of one model: one Decision per result, in input order.
+) -> list[PolicyDecision]:
+    """Decide one round of one model: one PolicyDecision per result, in input order.
 
     ``now`` (aware datetime) is the round's time; ``mode`` is ``observe`` or
     ``enforce``; ``states`` maps tag -> EndpointState remembered from earlier rounds
@@ -479,7 +453,7 @@ def policy_apply(
     Raises ValueError on a naive ``now``, an unknown mode, a tag twice in ``results``,
     or a ``states`` key that differs from its state's tag.
     """
-    _require_aware("now", now)
+    require_aware("now", now)
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; expected 'observe' or 'enforce'")
     for key, known in states.items():
@@ -508,7 +482,7 @@ def policy_apply(
     for step in candidates:
         costs_capacity = _in_production(step, mode)
         if costs_capacity and in_production - 1 < settings.floor:
-            step.action = ACTION_FLOOR_BLOCKED
+            step.action = Action.FLOOR_BLOCKED
             step.reason = _join(
                 f"{_rounds(settings.fail_rounds_to_suspend, 'failed')} (frozen rounds "
                 f"skipped), but suspending would leave {in_production - 1} endpoint(s) in "
@@ -522,7 +496,7 @@ def policy_apply(
             in_production -= 1
 
     return [
-        Decision(
+        PolicyDecision(
             tag=step.result.tag,
             action=step.action,
             outcome=step.result.outcome,
@@ -540,7 +514,7 @@ def policy_replay(
     mode: str,
     settings: PolicySettings,
     initial: Mapping[str, EndpointState] | None = None,
-) -> list[tuple[datetime, list[Decision]]]:
+) -> list[tuple[datetime, list[PolicyDecision]]]:
     """Run ``policy_apply`` over rounds in time order, threading the states through.
 
     ``history`` is ``[(round_time, results), ...]`` with strictly increasing aware
@@ -551,10 +525,10 @@ def policy_replay(
     everything ``policy_apply`` raises.
     """
     states: dict[str, EndpointState] = dict(initial or {})
-    replayed: list[tuple[datetime, list[Decision]]] = []
+    replayed: list[tuple[datetime, list[PolicyDecision]]] = []
     previous: datetime | None = None
     for at, results in history:
-        _require_aware("round time", at)
+        require_aware("round time", at)
         if previous is not None and at <= previous:
             raise ValueError(
                 f"history must be sorted by time with one round per slot: "

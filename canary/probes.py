@@ -9,7 +9,7 @@ outcome to a verdict and runs the confirmation samples of the language probe.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -23,6 +23,7 @@ from canary.prompts import (
     structured_prompt,
 )
 from canary.verdicts import Judgement, Reply, Verdict
+from openrouter.result import Call
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,22 @@ REASON_MESSAGE_CHARS = 200
 class ChatClient(Protocol):
     """What a probe needs from ``openrouter.client.OpenRouterClient``."""
 
-    def chat_pinned(self, model_id: str, tag: str, messages: list[dict[str, str]], **kwargs: Any) -> Any: ...
+    def chat_pinned(
+        self,
+        model_id: str,
+        tag: str,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int,
+        temperature: float | None = ...,
+        stream: bool,
+        response_format: Mapping[str, Any] | None = ...,
+        require_parameters: bool = ...,
+        ttft_limit_s: float,
+        total_timeout_s: float,
+        seed: int | None = ...,
+        expected_provider: str | None = ...,
+    ) -> Call: ...
 
 
 @dataclass(frozen=True)
@@ -87,7 +103,7 @@ class ProbeOutcome:
     language: str
     prompt_id: str
     judgement: Judgement
-    call: Any = None
+    call: Call | None = None
     reply: Reply | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -97,7 +113,7 @@ def _quoted(text: str | None, limit: int = REASON_MESSAGE_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def transport_judgement(call: Any) -> Judgement | None:
+def transport_judgement(call: Call) -> Judgement | None:
     """Map a call that produced no usable reply to a verdict, or None when it completed.
 
     Transport errors (connect, timeout, 429, 5xx, error chunk, reset, oversize body) are
@@ -111,8 +127,8 @@ def transport_judgement(call: Any) -> Judgement | None:
     error is the host refusing content: a ``moderation`` judgement that the refusal
     probe turns into a failure.
     """
-    excerpt = getattr(call, "body_excerpt", None)
-    if call.outcome == "transport_error":
+    excerpt = call.body_excerpt
+    if call.outcome == "transport_error":  # vocabulary: the client's call outcome, not a verdict
         if call.transport_kind == "moderation":
             return Judgement(
                 Verdict.FAIL,
@@ -158,7 +174,7 @@ def transport_judgement(call: Any) -> Judgement | None:
     return None
 
 
-def _call(client: ChatClient, model_id: str, ep: EndpointFacts, prompt: Prompt, s: ProbeSettings, *, stream: bool, structured: bool = False) -> Any:
+def _call(client: ChatClient, model_id: str, ep: EndpointFacts, prompt: Prompt, s: ProbeSettings, *, stream: bool, structured: bool = False) -> Call:
     return client.chat_pinned(
         model_id,
         ep.tag,
@@ -174,13 +190,13 @@ def _call(client: ChatClient, model_id: str, ep: EndpointFacts, prompt: Prompt, 
     )
 
 
-def _judged(kind: str, sample: int, language: str, prompt: Prompt, call: Any, judge: Callable[[Reply], Judgement], *, moderation_counts: bool = False) -> ProbeOutcome:
+def _judged(kind: str, sample: int, language: str, prompt: Prompt, call: Call, judge: Callable[[Reply], Judgement], *, moderation_counts: bool = False) -> ProbeOutcome:
     early = transport_judgement(call)
     if early is not None:
         if early.check == "moderation" and not moderation_counts:
             early = Judgement(Verdict.INCONCLUSIVE, "moderation", early.reason, early.evidence)
         return ProbeOutcome(kind, sample, language, prompt.prompt_id, early, call=call)
-    if kind != TTFT and getattr(call, "first_token_timeout", False):
+    if kind != TTFT and call.first_token_timeout:
         # Latency is the TTFT probe's contract; a reply that never started is no
         # evidence for this probe's own contract.
         slow = Judgement(
@@ -191,7 +207,8 @@ def _judged(kind: str, sample: int, language: str, prompt: Prompt, call: Any, ju
         )
         return ProbeOutcome(kind, sample, language, prompt.prompt_id, slow, call=call, reply=reply_of(call))
     reply = reply_of(call)
-    assert reply is not None  # a call without a transport judgement completed
+    if reply is None:  # a completed call always carries its reply (``Call``'s contract)
+        raise ValueError("a completed call without a reply")
     outcome = ProbeOutcome(kind, sample, language, prompt.prompt_id, judge(reply), call=call, reply=reply)
     outcome.extra.update(round_inputs(kind, reply))
     return outcome

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from canary.probes import ALL_KINDS
+from canary.terms import Mode
+from canary.verdicts import Verdict
 
 SHORT = {
     "ttft": "ttft",
@@ -14,7 +16,7 @@ SHORT = {
     "leading_garbage": "leading",
     "corruption": "corrupt",
 }
-MARK = {"pass": "pass", "fail": "FAIL", "inconclusive": "incon", "transport_error": "transp", "not_applicable": "n/a"}
+MARK = {Verdict.PASS: "pass", Verdict.FAIL: "FAIL", Verdict.INCONCLUSIVE: "incon", Verdict.TRANSPORT_ERROR: "transp", Verdict.NOT_APPLICABLE: "n/a"}
 
 
 def render_round_table(report: dict[str, Any]) -> str:
@@ -36,7 +38,7 @@ def render_round_table(report: dict[str, Any]) -> str:
         ttft_s = f"{ttft:>8.0f}" if isinstance(ttft, int | float) else f"{'-':>8}"
         until = (ep.get("suspended_until") or "")[:16].replace("T", " ")
         # In observe mode a suspension is a shadow: recorded, invisible to routing.
-        label = "shadow until" if report.get("mode") == "observe" else "until"
+        label = "shadow until" if report.get("mode") == Mode.OBSERVE else "until"
         action = ep["action"] + (f" ({label} {until} UTC)" if until else "")
         lines.append(f"{ep['provider']:<10} {ep['tag']:<16}{cells} {ttft_s}  {ep['outcome'] or '-':<12} {ep['streak']:>6}  {action}")
         for p in ep["probes"]:

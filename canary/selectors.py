@@ -1,11 +1,42 @@
-"""Canary selectors: the reads behind commands, the API and the dashboards."""
+"""Canary selectors: the reads behind commands and the API, and the only doors through
+which ``routing/`` reads the canary: ``endpoints_of_model``, ``structured_honour_rate``
+and ``ignored_targets``."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from canary.models import EndpointRound, ProbeResult, Round
-from canary.probes import ALL_KINDS
+from canary.models import Endpoint, EndpointRound, ProbeResult, Round
+from canary.probes import ALL_KINDS, STRUCTURED
+from canary.services.ignore_list import ignore_list_cached
+from canary.verdicts import Verdict
+
+
+def endpoints_of_model(model_id: str) -> list[Endpoint]:
+    """Every endpoint the canary has discovered for ``model_id`` (active or not), by tag."""
+    return list(Endpoint.objects.filter(model_id=model_id).order_by("tag"))
+
+
+def structured_honour_rate(model_id: str, tag: str, since: datetime) -> float | None:
+    """Share (0..1) of the conclusive structured-output verdicts on endpoint ``tag`` of
+    ``model_id`` since ``since`` that passed ("advertised versus honoured"); None when
+    there is none. Inconclusive, transport-error and not-applicable verdicts say nothing
+    about the endpoint and are left out."""
+    verdicts = list(
+        ProbeResult.objects.filter(endpoint__tag=tag, endpoint__model_id=model_id, kind=STRUCTURED, created_at__gte=since)
+        .filter(verdict__in=[Verdict.PASS, Verdict.FAIL])
+        .values_list("verdict", flat=True)
+    )
+    if not verdicts:
+        return None
+    return sum(1 for v in verdicts if v == Verdict.PASS) / len(verdicts)
+
+
+def ignored_targets(model_id: str) -> frozenset[str]:
+    """The merged ignore list of ``model_id`` now, lower-cased provider slugs and
+    endpoint tags, from the per-process cache of ``canary.services.ignore_list``."""
+    return frozenset(t.casefold() for t in ignore_list_cached(model_id).data["ignore"])
 
 
 def round_report(rnd: Round) -> dict[str, Any]:
@@ -40,9 +71,9 @@ def round_report(rnd: Round) -> dict[str, Any]:
                     "kind": kind,
                     "verdict": r.verdict,
                     "check": r.check_name,
-                    "reason": r.reason,
+                    "reason": r.round_reason or r.reason,
                     "ttft_ms": round(r.ttft_ms, 1) if r.ttft_ms is not None else None,
-                    "fleet_rate": (r.evidence or {}).get("fleet_rate"),
+                    "fleet_rate": r.fleet_rate,
                     "language": r.language,
                     "reply_excerpt": r.reply_excerpt[:200] if r.verdict == "fail" else "",
                 }

@@ -14,11 +14,26 @@ stuck past its budget.
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from typing import Any
 
 from celery import shared_task
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
+
+from canary.models import Round
+from canary.services.notifications import notification_send
+from canary.services.rounds import (
+    DuplicateRound,
+    RoundError,
+    SpendCapReached,
+    round_close_stuck,
+    round_endpoint_probes,
+    round_finalize,
+    round_open,
+)
+from canary.terms import Action
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +46,6 @@ PROBE_TIME_LIMIT_S = 180
 def notification_send_task(self: Any, notification_id: int) -> str:
     """Deliver one notification; retried with exponential backoff (2, 4, 8 … s, at most
     ``NOTIFY_MAX_RETRIES`` times) and recorded on the row either way."""
-    from canary.services_notify import notification_send
-
     retry_in = notification_send(notification_id)
     if retry_in is not None:
         raise self.retry(countdown=retry_in)
@@ -46,19 +59,6 @@ def round_start_task(model_id: str, now_iso: str | None = None) -> dict[str, Any
     A second trigger for the same slot (two beats, a manual run of the schedule) does
     nothing and says so in its result and the log.
     """
-    from datetime import datetime
-
-    from django.conf import settings
-
-    from canary.models import Round
-    from canary.services import (
-        DuplicateRound,
-        RoundError,
-        SpendCapReached,
-        round_close_stuck,
-        round_open,
-    )
-
     now = datetime.fromisoformat(now_iso) if now_iso else timezone.now()
     closed = round_close_stuck(model_id, timezone.now())
     try:
@@ -70,7 +70,7 @@ def round_start_task(model_id: str, now_iso: str | None = None) -> dict[str, Any
         log.warning("%s", cap)
         return {"status": "spend_cap", "message": str(cap), "closed": closed}
     except RoundError as exc:
-        return {"status": "discovery_failed", "message": str(exc), "closed": closed}
+        return {"status": Action.DISCOVERY_FAILED, "message": str(exc), "closed": closed}
     by_endpoint = {(job.endpoint_id, job.language) for job in jobs}
     for endpoint_id, language in sorted(by_endpoint):
         endpoint_probes_task.delay(rnd.pk, endpoint_id, language)
@@ -96,46 +96,10 @@ def endpoint_probes_task(round_id: int, endpoint_id: int, language: str) -> str:
     Retries (with backoff) only on database hiccups, a transient failure of ours; an
     upstream fault is a verdict, never a retry.
     """
-    from concurrent.futures import ThreadPoolExecutor, as_completed
-
-    from canary.db import connection_release
-    from canary.models import Endpoint, ProbeResult, Round
-    from canary.probes import PROBE_KINDS
-    from canary.ratelimit import provider_limiter
-    from canary.services import (
-        ProbeJob,
-        probe_execute,
-        probe_record,
-        round_finalize,
-        round_probes_done,
-    )
-
-    rnd = Round.objects.get(pk=round_id)
-    if rnd.status != Round.Status.RUNNING:
-        return "round closed"
-    reported = set(
-        ProbeResult.objects.filter(round_id=round_id, endpoint_id=endpoint_id, sample=0).values_list("kind", flat=True)
-    )
-    jobs = [ProbeJob(round_id, endpoint_id, kind, language) for kind in PROBE_KINDS if kind not in reported]
-    if jobs:
-        ep = Endpoint.objects.select_related("provider").get(pk=endpoint_id)
-        connection_release()
-        # One rate-limit round trip for the endpoint's probes (they share a provider).
-        provider_limiter().acquire(ep.provider.slug, len(jobs))
-        # Probes wait on the network; the pool threads never touch the database.
-        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-            futures = {pool.submit(probe_execute, job, ep, rate_limited=True): job for job in jobs}
-            for fut in as_completed(futures):
-                probe_record(futures[fut], fut.result(), rnd.started_at, rnd=rnd, ep=ep)
-                connection_release()
-    if round_probes_done(round_id):
-        round_finalize(round_id)
-    return "done"
+    return round_endpoint_probes(round_id, endpoint_id, language)
 
 
 @shared_task(acks_late=True)
 def round_finalize_task(round_id: int) -> str:
     """Finalise a round when its time budget ran out (no-op if already finalised)."""
-    from canary.services import round_finalize
-
     return "finalized" if round_finalize(round_id) is not None else "already finalized"

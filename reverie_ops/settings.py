@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "core",
     "canary",
     "routing",
+    "observability",
 ]
 
 MIDDLEWARE = [

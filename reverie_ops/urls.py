@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from canary import api
+from observability.views import metrics_view
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -11,5 +12,6 @@ urlpatterns = [
     path("api/v1/openapi.json", api.openapi_view, name="api-openapi"),
     path("api/v1/routing/ignore", api.ignore_view, name="api-ignore"),
     path("api/v1/routing/provider", api.provider_view, name="api-provider"),
+    path("metrics", metrics_view, name="metrics"),
     path("", include("routing.urls")),
 ]

@@ -4,14 +4,17 @@ breaker state, and read-only request/attempt events and ledger rows."""
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 
+from observability.routes import RouteCanaryState, route_canary_states
 from routing.contracts import ContractError, contract_from_dict
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
 from routing.services import breaker_store, contract_version_create
@@ -65,9 +68,29 @@ class ContractVersionAdmin(admin.ModelAdmin):
 @admin.register(Route)
 class RouteAdmin(admin.ModelAdmin):
     list_display = ["name", "model_id", "provider_tag", "context_length", "model_class", "enabled",
-                    "health", "latency_ms", "structured_honoured", "breaker"]
+                    "health", "latency_ms", "structured_honoured", "canary", "breaker"]
     list_filter = ["enabled", "model_class", "region"]
     actions = ["reset_breakers"]
+    # The canary state of every listed route, read once per changelist request (one
+    # ignore-list lookup per model), per thread: admin instances are shared by threads.
+    _canary = threading.local()
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        self._canary.states = route_canary_states(Route.objects.all(), timezone.now())
+        try:
+            return super().changelist_view(request, extra_context)
+        finally:
+            self._canary.states = None
+
+    @admin.display(description="canary")
+    def canary(self, obj: Route) -> str:
+        """Whether the canary suspended the route's endpoint or an exclusion covers it:
+        the gateway then skips the route whatever its health and enabled flag say."""
+        states = getattr(self._canary, "states", None)
+        if states is None:
+            states = route_canary_states([obj], timezone.now())
+        state: RouteCanaryState | None = states.get(obj.name)
+        return state.label() if state is not None else "—"
 
     @admin.display(description="circuit breaker")
     def breaker(self, obj: Route) -> str:

@@ -115,7 +115,7 @@ local opened = ''
 local function open(cls)
   local u = math.max(tonumber(f[cls .. ':until'] or '0'), now + open_ms)
   redis.call('HSET', key, cls .. ':state', 'open', cls .. ':until', u, cls .. ':window', '',
-             cls .. ':fails', 0, cls .. ':succ', 0, cls .. ':trials', 0)
+             cls .. ':fails', 0, cls .. ':succ', 0, cls .. ':trials', 0, cls .. ':opened', now)
   opened = cls
 end
 local function push(w, bit)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils.text import slugify
 
-from canary.models import Endpoint
+from canary.selectors import endpoints_of_model
 from core.identifiers import validate_model_id
 from routing.models import Route
 
@@ -61,7 +61,7 @@ def routes_sync(model_id: str, *, enable_new: bool = False, model_class: str = "
     none. ``model_id`` is compared in its canonical lower-case form (``core.identifiers``).
     Raises ValueError for a malformed id or when the canary has never discovered it."""
     model_id = validate_model_id(model_id)
-    endpoints = list(Endpoint.objects.filter(model_id=model_id).order_by("tag"))
+    endpoints = endpoints_of_model(model_id)
     if not endpoints:
         raise ValueError(f"the canary has no endpoints for {model_id!r}: run a canary round for it first")
     result = RoutesSync()

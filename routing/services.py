@@ -39,6 +39,8 @@ from django.utils import timezone
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from canary.selectors import ignored_targets, structured_honour_rate
+from observability.gateway import observed, unwrapped
 from routing.breaker import BreakerConfig, BreakerStore
 from routing.contracts import (
     Contract,
@@ -231,32 +233,16 @@ def routes_cache_clear() -> None:
     _routes_cache.clear()
 
 
-_ignore_cache: dict[str, _Cached] = {}
-
-
 def ignored_get(model_id: str) -> frozenset[str]:
     """The canary's merged ignore list for ``model_id`` (lower-cased tags and slugs),
-    cached ``ROUTING_CACHE_S`` seconds per process and model (``_Cached``: when it
-    expires one thread looks it up, a few queries, ~0.5 ms of CPU, and the others keep
-    the previous list meanwhile). A failing lookup never blocks routing: the previous
-    list (or none) is used."""
-    cache = _ignore_cache.get(model_id)
-    if cache is None:
-        fresh = _Cached(_cache_ttl_s, lambda: _ignore_lookup(model_id, fresh))
-        cache = _ignore_cache.setdefault(model_id, fresh)
-    result: frozenset[str] = cache.get()
-    return result
-
-
-def _ignore_lookup(model_id: str, cache: _Cached) -> frozenset[str]:
+    from the canary's one per-process cache (``canary.selectors.ignored_targets``). A
+    failing lookup never blocks routing: the canary keeps its previous list, and with none
+    the gateway routes without one."""
     try:
-        from canary.quarantine import ignore_list_get
-
-        return frozenset(t.casefold() for t in ignore_list_get(model_id, timezone.now())["ignore"])
+        return ignored_targets(model_id)
     except Exception as exc:  # noqa: BLE001 - the ops state must never block a chat
         log.error("ignore list of %s unavailable, routing without it: %s", model_id, exc)
-        previous: frozenset[str] = cache.previous(frozenset())
-        return previous
+        return frozenset()
 
 
 def route_measurements_refresh(*, window: timedelta = timedelta(hours=1)) -> int:
@@ -264,9 +250,6 @@ def route_measurements_refresh(*, window: timedelta = timedelta(hours=1)) -> int
     from recent attempt events, and its structured-output honour rate from the canary's
     structured verdicts on the pinned endpoint ("advertised versus honoured", issue
     point 2). Returns the number of routes updated."""
-    from canary.models import ProbeResult
-    from canary.probes import STRUCTURED
-
     since = timezone.now() - window
     updated = 0
     for route in Route.objects.all():
@@ -279,14 +262,9 @@ def route_measurements_refresh(*, window: timedelta = timedelta(hours=1)) -> int
             latencies = sorted(ms for s, ms in attempts if s == "accepted")
             route.latency_ms = latencies[len(latencies) // 2] if latencies else None
         if route.provider_tag:
-            verdicts = list(
-                ProbeResult.objects.filter(endpoint__tag=route.provider_tag, endpoint__model_id=route.model_id,
-                                           kind=STRUCTURED, created_at__gte=timezone.now() - timedelta(days=7))
-                .exclude(verdict__in=["inconclusive", "transport_error", "not_applicable"])
-                .values_list("verdict", flat=True)
-            )
-            if verdicts:
-                route.structured_honoured = sum(1 for v in verdicts if v == "pass") / len(verdicts)
+            honoured = structured_honour_rate(route.model_id, route.provider_tag, timezone.now() - timedelta(days=7))
+            if honoured is not None:
+                route.structured_honoured = honoured
         route.measured_at = timezone.now()
         route.save(update_fields=["health", "latency_ms", "structured_honoured", "measured_at"])
         updated += 1
@@ -627,7 +605,8 @@ def gateway_get() -> Gateway:
                 max_line_bytes=settings.OPENROUTER_MAX_LINE_BYTES,
                 headers={"HTTP-Referer": settings.OPENROUTER_REFERER, "X-OpenRouter-Title": "Reverie Ops gateway"},
             )
-            sink = BackgroundEventSink() if _setting("ROUTING_EVENTS_ASYNC", True) else DbEventSink()
+            events = BackgroundEventSink() if _setting("ROUTING_EVENTS_ASYNC", True) else DbEventSink()
+            sink = observed(events, routes=route_profiles)  # metrics and traces from each result
             _gateway = Gateway(
                 routes=route_profiles,
                 upstream=upstream,
@@ -645,11 +624,11 @@ def gateway_reset() -> None:
     with _gateway_lock:
         if _gateway is not None:
             _gateway.upstream.close()
-            if isinstance(_gateway.sink, BackgroundEventSink):
-                _gateway.sink.close()
+            inner = unwrapped(_gateway.sink)
+            if isinstance(inner, BackgroundEventSink):
+                inner.close()
         _gateway = None
     routes_cache_clear()
-    _ignore_cache.clear()
     with _contracts_lock:
         _contracts.clear()
 

@@ -81,7 +81,7 @@ def use_sim(settings):  # type: ignore[no-untyped-def]
 def _fresh_ignore_cache() -> Iterator[None]:
     """Each test starts with an empty per-process ignore-list cache (rows of an earlier
     test are gone, its cached answer must be too)."""
-    from canary.api import ignore_cache_clear
+    from canary.services.ignore_list import ignore_cache_clear
 
     ignore_cache_clear()
     yield

@@ -3,10 +3,16 @@
 Checks: ``template_leak``, ``bpe_glyphs``, ``repetition``, ``null_content``,
 ``truncation``, ``empty_reply`` (used by the refusal judge) and the invalid-character
 half of ``encoding`` (``canary.judges.encoding.check_invalid_chars``).
+
+Measured with ``bench/real_text.py`` on ``tests/fixtures/real-text/``: 2 failures on
+2,223 clean texts, both ftfy test strings with real control characters (``\x1a``,
+``\x81``), 0 from repetition; all 18 quoted or adjudicated defects caught (before: the
+punctuation loop ``'/'/'/…`` of deepseek-ai/DeepSeek-R1#58 passed).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import regex
@@ -124,14 +130,52 @@ NGRAM_MIN_TOKENS = 40  # …of a text of at least 40 tokens
 _MAX_TOKENS = 5000  # bounds the period scan on a 20,000-character reply
 
 
-def check_repetition(text: str) -> Judgement:
-    """Fail on a phrase of ≥ 3 tokens repeated ≥ 4 times in a row, or on 5-grams that each
-    occur ≥ 4 times covering ≥ 60 % of a text of ≥ 40 tokens (a loop with small variations).
+# Loops below the word: a character group, a token fragment or punctuation repeated in
+# place ("nynynyny…", "'/'/'/'/…": deepseek-ai/DeepSeek-R1#58), which the word rule cannot
+# see because there are no words, or only one. A unit of 1–16 characters repeated ≥ 8
+# times in a row over ≥ 48 characters. Units made only of whitespace or of markdown rule
+# and table characters (``-----``, ``|---|---|``, ``=====``, ``....``) are layout, not loops.
+# The standard library's engine, with the eight copies spelled out, runs this about five
+# times faster than ``regex`` with ``\1{7,}`` (~0.2 ms per 500 characters).
+_CHAR_LOOP = re.compile(r"(.{1,16}?)\1\1\1\1\1\1\1+", re.DOTALL)
+_LAYOUT_UNIT = regex.compile(r"[\s\-=_*~#.|:+·•—–]+")
+CHAR_LOOP_MIN_CHARS = 48
 
-    Normal prose, a poem's three-line refrain and "no, no, no" stay below both. Evidence: ``phrase``,
-    ``copies``, ``position`` (token index) for a loop; ``coverage`` for the n-gram rule.
+
+def find_char_loop(text: str) -> tuple[int, str, int] | None:
+    """(position, unit, copies) of the first sub-word loop of ``text``, or None."""
+    for match in _CHAR_LOOP.finditer(text):
+        unit = match.group(1)
+        if len(match.group()) >= CHAR_LOOP_MIN_CHARS and not _LAYOUT_UNIT.fullmatch(unit):
+            return match.start(), unit, len(match.group()) // len(unit)
+    return None
+
+
+def check_repetition(text: str) -> Judgement:
+    """Fail on a degenerate loop at any grain:
+
+    - characters: a unit of 1–16 characters repeated ≥ 8 times in a row over ≥ 48
+      characters (not whitespace or markdown rules);
+    - words: a phrase of ≥ 3 tokens repeated ≥ 4 times in a row;
+    - variations: 5-grams that each occur ≥ 4 times covering ≥ 60 % of a text of ≥ 40
+      tokens.
+
+    Normal prose, a poem's three-line refrain, "no, no, no" and "hahaha" stay below all
+    three (0 failures on the clean real-text corpora of ``bench/real_text.py``: 2,223
+    texts). Evidence: ``grain`` (characters, words, ngrams); ``unit``/``phrase``,
+    ``copies``, ``position`` (character offset for characters, token index for words);
+    ``coverage`` for the n-gram rule.
     """
     check = "repetition"
+    char_loop = find_char_loop(text)
+    if char_loop is not None:
+        position, unit, copies = char_loop
+        return Judgement(
+            Verdict.FAIL,
+            check,
+            f"A {len(unit)}-character unit repeats {copies} times in a row.",
+            {"grain": "characters", "unit": unit[:16], "copies": copies, "position": position},
+        )
     tokens = [t.casefold() for t in _TOKEN.findall(text)][:_MAX_TOKENS]
     loop = _longest_loop(tokens)
     if loop is not None:
@@ -141,10 +185,16 @@ def check_repetition(text: str) -> Judgement:
             Verdict.FAIL,
             check,
             f"A {period}-token phrase repeats {copies} times in a row.",
-            {"phrase": phrase[:200], "copies": copies, "period_tokens": period, "position": start},
+            {
+                "grain": "words",
+                "phrase": phrase[:200],
+                "copies": copies,
+                "period_tokens": period,
+                "position": start,
+            },
         )
     coverage = _ngram_coverage(tokens)
-    evidence = {"tokens": len(tokens), "coverage": round(coverage, 3)}
+    evidence = {"grain": "ngrams", "tokens": len(tokens), "coverage": round(coverage, 3)}
     if len(tokens) >= NGRAM_MIN_TOKENS and coverage >= NGRAM_COVERAGE:
         return Judgement(
             Verdict.FAIL,

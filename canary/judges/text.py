@@ -67,6 +67,10 @@ _SCRIPT_OF = regex.compile(
     regex.DOTALL,
 )
 _KANA = regex.compile(r"[\p{Hiragana}\p{Katakana}]")
+# A Greek letter standing alone (no Greek letter either side: "2πr", "Σx", "μm", "Δt") is a
+# mathematical or technical symbol, not Greek writing; Greek words have two letters or more.
+# Three π in a formula failed an English LLMZoo answer for Greek script.
+_SYMBOL_LETTER = regex.compile(r"(?<!\p{Greek})\p{Greek}(?!\p{Greek})")
 
 
 def as_text(value: object) -> str:
@@ -147,10 +151,12 @@ def script_counts(text: str) -> dict[str, int]:
     """Count letters per non-Latin script: ``{"Han": 2, "Cyrillic": 4, ...}``.
 
     Keys: Han, Kana (Hiragana + Katakana), Hangul, Cyrillic, Arabic, Greek, Hebrew, Thai,
-    Devanagari, Other. Latin and Common letters are not counted. One regex pass finds the
-    non-Latin letters (about 50 µs per 500 Latin characters, detection.md §2).
+    Devanagari, Other. Latin and Common letters are not counted, nor a lone Greek letter
+    (a symbol such as π, Σ or μ; ``∞`` and the micro sign are not letters at all). One
+    regex pass finds the non-Latin letters (about 50 µs per 500 Latin characters,
+    detection.md §2).
     """
-    found = _NON_LATIN_LETTER.findall(text)
+    found = _NON_LATIN_LETTER.findall(_SYMBOL_LETTER.sub(" ", text))
     if not found:
         return {}
     counts: dict[str, int] = {}

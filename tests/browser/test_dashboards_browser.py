@@ -21,9 +21,9 @@ from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 from django.utils import timezone
 
-from canary.management.commands.ensure_groups import groups_ensure
+from canary.groups import groups_ensure
 from canary.models import Decision, Endpoint
-from canary.quarantine import ignore_list_get
+from canary.services.ignore_list import ignore_list_get
 from tests.conftest import FLEETS
 from tests.web.conftest import PASSWORD, slot_floor
 

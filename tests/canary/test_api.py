@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from canary.models import Endpoint, EndpointPolicyState, Provider
-from canary.quarantine import exclusion_add
+from canary.services.quarantine import exclusion_add
 from core.tokens import service_token_issue, service_token_revoke
 
 MODEL = "meta-llama/llama-3.3-70b-instruct"

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from canary.models import Endpoint
-from canary.services import endpoints_sync
+from canary.services.rounds import endpoints_sync
 from fake_openrouter.fleet import FleetError, parse_fleet
 from openrouter.endpoints import EndpointInfo
 from routing.contracts import ContractError

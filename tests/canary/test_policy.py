@@ -13,8 +13,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from canary.policy import (
-    Decision,
     EndpointState,
+    PolicyDecision,
     PolicySettings,
     RoundInput,
     enforced_suspensions,
@@ -42,7 +42,7 @@ def solo(
     mode: str = "enforce",
     settings: PolicySettings = NO_FLOOR,
     initial: EndpointState | None = None,
-) -> list[Decision]:
+) -> list[PolicyDecision]:
     """Replay one endpoint's outcomes at T0, T0+30m, ...; its decision per round."""
     history = [(at(i), [RoundInput(TAG, outcome)]) for i, outcome in enumerate(outcomes)]
     start = {TAG: initial} if initial else None
@@ -51,13 +51,13 @@ def solo(
 
 def solo_at(
     rounds: Sequence[tuple[datetime, str]], *, settings: PolicySettings = NO_FLOOR
-) -> list[Decision]:
+) -> list[PolicyDecision]:
     """Replay one endpoint's (time, outcome) rounds in enforce mode."""
     history = [(moment, [RoundInput(TAG, outcome)]) for moment, outcome in rounds]
     return [decisions[0] for _, decisions in policy_replay(history, "enforce", settings)]
 
 
-def by_tag(decisions: Sequence[Decision]) -> dict[str, Decision]:
+def by_tag(decisions: Sequence[PolicyDecision]) -> dict[str, PolicyDecision]:
     return {decision.tag: decision for decision in decisions}
 
 
@@ -658,7 +658,7 @@ def five_weeks() -> list[tuple[datetime, list[RoundInput]]]:
 
 
 def timeline(
-    replayed: list[tuple[datetime, list[Decision]]],
+    replayed: list[tuple[datetime, list[PolicyDecision]]],
 ) -> list[tuple[datetime, str, str, datetime | None]]:
     return [
         (when, d.tag, d.action, d.suspended_until)

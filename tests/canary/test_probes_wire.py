@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from pytest_httpserver import HTTPServer
 
-from canary.outcomes import round_judge
+from canary.round_judgement import round_judge
 from canary.probes import MALFORMED_BODY, TTFT, EndpointFacts, ProbeSettings, probe_run
 from canary.verdicts import Verdict
 from openrouter.client import OpenRouterClient

@@ -92,7 +92,7 @@ def test_a_worker_killed_mid_round_loses_nothing_and_suspends_nobody(start_sim, 
     use_sim(start_sim(fleet([endpoint(n, slow) for n in ("Atlas", "Harbor", "Indigo", "Lumen", "Nimbus", "Orchid")])))
     env = {"CANARY_ROUND_BUDGET_S": "25", "CELERY_VISIBILITY_TIMEOUT_S": "3"}
     first = start_worker("a", **env)
-    from canary.quarantine import model_config_get
+    from canary.services.quarantine import model_config_get
 
     config = model_config_get(MODEL)
     config.mode = "enforce"

@@ -19,8 +19,8 @@ import psycopg
 import pytest
 from django.conf import settings
 
-from canary.management.commands.demo import free_port
 from core.tokens import VERIFY_CACHE_S
+from fake_openrouter.process import free_port
 from tests.deploy.compose import ROOT, service_environment
 
 MODEL = "meta-llama/llama-3.3-70b-instruct"

@@ -163,7 +163,7 @@ def test_the_cache_keeps_at_most_max_models_least_recently_used_evicted(ops: Ops
 
 
 def test_failures_of_never_fetched_models_are_bounded_too():
-    from canary.management.commands.demo import free_port
+    from fake_openrouter.process import free_port
 
     client = IgnoreListClient(f"http://127.0.0.1:{free_port()}", "tok", max_models=8, timeout_s=0.5)
     for i in range(30):

@@ -49,7 +49,7 @@ def test_a_postgresql_database_that_does_not_exist_is_one_line_not_a_pool_timeou
 
 
 def test_postgresql_not_listening_is_one_line():
-    from canary.management.commands.demo import free_port
+    from fake_openrouter.process import free_port
 
     line = _one_line_error(_run(f"postgres://postgres@127.0.0.1:{free_port()}/x", "ignore_list", "--model", MODEL))
     assert "refused" in line and "is PostgreSQL running" in line

@@ -51,10 +51,16 @@ def commands_of(service: dict) -> list[list[str]]:
 
 
 def names_read_by_settings() -> set[str]:
-    """Environment names the settings read (``env.<cast>("NAME", ...)`` in reverie_ops/)."""
+    """Environment names the project reads: ``env.<cast>("NAME", ...)`` in reverie_ops/, and
+    the few that observability/ reads from the process environment itself because a
+    library or a process without Django reads them (prometheus-client's multiprocess
+    directory, OpenTelemetry's exporter, the worker's metrics address)."""
     names: set[str] = set()
     for path in (ROOT / "reverie_ops").glob("*.py"):
         names |= set(re.findall(r"\benv\.\w+\(\s*\"([A-Z][A-Z0-9_]*)\"", path.read_text()))
+    for path in (ROOT / "observability").glob("*.py"):
+        names |= set(re.findall(r"environ\.get\(\s*\"([A-Z][A-Z0-9_]*)\"", path.read_text()))
+    names |= {"PROMETHEUS_MULTIPROC_DIR"} if "PROMETHEUS_MULTIPROC_DIR" in (ROOT / "observability" / "multiprocess.py").read_text() else set()
     return names
 
 
@@ -94,8 +100,11 @@ def test_every_command_of_our_services_exists_in_the_project():
                 assert argv[1] == "manage.py", f"service {name}: {argv}"
                 assert argv[2] in django_commands, f"service {name} runs manage.py {argv[2]}, which is no command"
             elif program == "gunicorn":
-                module, _, attr = argv[1].partition(":")
-                assert hasattr(importlib.import_module(module), attr or "application"), f"service {name}: {argv[1]}"
+                app = next(a for a in argv[1:] if ".wsgi" in a or ":" in a)
+                if "-c" in argv:
+                    assert (ROOT / argv[argv.index("-c") + 1]).is_file(), f"service {name}: {argv}"
+                module, _, attr = app.partition(":")
+                assert hasattr(importlib.import_module(module), attr or "application"), f"service {name}: {app}"
             elif program == "celery":
                 app = argv[argv.index("-A") + 1]
                 assert hasattr(importlib.import_module(app), "celery_app"), f"service {name}: -A {app}"

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 
 from canary.models import Decision, Endpoint, EndpointPolicyState, EndpointRound, Provider, Round
-from canary.quarantine import suspension_apply
+from canary.services.quarantine import suspension_apply
 
 MODEL = "vendor/model"
 NOW = datetime(2026, 11, 29, 10, 30, tzinfo=UTC)

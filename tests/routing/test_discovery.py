@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from canary.services import endpoints_sync
+from canary.services.rounds import endpoints_sync
 from openrouter.client import OpenRouterClient
 from routing.discovery import output_modes, route_name, routes_sync
 from routing.models import Route

@@ -197,10 +197,10 @@ def test_an_expired_cache_is_reloaded_by_one_thread_while_others_keep_the_old_va
 def test_an_expired_ignore_list_is_looked_up_once_per_process(monkeypatch, settings):
     import time
 
-    import canary.quarantine
+    import canary.services.ignore_list
     from routing import services
 
-    settings.ROUTING_CACHE_S = 0.0  # every call finds it expired
+    settings.ROUTING_IGNORE_CACHE_S = 0.0  # every call finds it expired
     calls: list[str] = []
 
     def slow_lookup(model_id, now):  # type: ignore[no-untyped-def]
@@ -208,8 +208,8 @@ def test_an_expired_ignore_list_is_looked_up_once_per_process(monkeypatch, setti
         time.sleep(0.2)
         return {"ignore": ["Borealis/FP8"]}
 
-    monkeypatch.setattr(canary.quarantine, "ignore_list_get", slow_lookup)
-    services._ignore_cache.clear()
+    monkeypatch.setattr(canary.services.ignore_list, "ignore_list_get", slow_lookup)
+    canary.services.ignore_list.ignore_cache_clear()
     assert services.ignored_get("m") == frozenset({"borealis/fp8"})
     calls.clear()
     seen: list[frozenset[str]] = []
@@ -219,4 +219,4 @@ def test_an_expired_ignore_list_is_looked_up_once_per_process(monkeypatch, setti
     for t in threads:
         t.join()
     assert calls == ["m"] and seen == [frozenset({"borealis/fp8"})] * 8
-    services._ignore_cache.clear()
+    canary.services.ignore_list.ignore_cache_clear()

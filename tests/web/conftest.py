@@ -9,7 +9,7 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.utils import timezone
 
-from canary.management.commands.ensure_groups import groups_ensure
+from canary.groups import groups_ensure
 from tests.web.history import MODEL, history_build
 
 PASSWORD = "correct horse battery staple"  # noqa: S105 - test users only

@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from canary.management.commands.ensure_groups import GROUPS, groups_ensure
+from canary.groups import GROUPS, groups_ensure
 from canary.models import (
     Decision,
     Endpoint,
@@ -21,7 +21,8 @@ from canary.models import (
     Exclusion,
     ModelConfig,
 )
-from canary.quarantine import exclusion_add, ignore_list_get
+from canary.services.ignore_list import ignore_list_get
+from canary.services.quarantine import exclusion_add
 from core.models import ServiceToken
 from core.tokens import token_hash
 

@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from canary import services
 from canary.models import Decision, ProbeResult
+from canary.services import client as services
 
 pytestmark = pytest.mark.django_db
 
@@ -109,3 +109,18 @@ def test_a_window_without_rounds_says_so(viewer: Client, day_history, now):
     response = report(viewer, now - timedelta(days=20))
     assert response.context["report"]["rounds"] == []
     assert "No rounds of this model in the window." in response.content.decode()
+
+
+def test_a_pasted_reply_is_judged_as_a_probe_would(viewer: Client, day_history, now):
+    refusal = "I'm sorry, but I cannot provide instructions on how to do that."
+    response = report(viewer, now - timedelta(hours=5), language="en", reply=refusal)
+    judged = response.context["reply_judgement"]
+    assert (judged["check"], judged["verdict"]) == ("refusal", "fail")
+    assert {j["check"] for j in judged["judgements"]} >= {"refusal", "structured_output"}
+    assert b'id="reply-judgement"' in response.content
+    response = report(viewer, now - timedelta(hours=5), language="pt", reply="Ela sorriu e abriu a porta do farol.")
+    assert response.context["reply_judgement"]["verdict"] != "fail"
+
+
+def test_no_pasted_reply_no_judgement(viewer: Client, day_history, now):
+    assert "reply_judgement" not in report(viewer, now - timedelta(hours=5)).context

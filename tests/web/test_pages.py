@@ -119,7 +119,7 @@ def test_endpoint_page_has_ttft_chart_data_history_timeline_and_fleet_rates(view
 def test_ignore_list_shows_each_entry_with_its_source(viewer: Client, day_history):
     from django.utils import timezone
 
-    from canary.quarantine import exclusion_add
+    from canary.services.quarantine import exclusion_add
 
     now = timezone.now()
     exclusion_add(day_history, "reviewed", "dynamo", actor="alice", reason="runs its own content filter", now=now)

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from canary.models import Endpoint, Round
-from canary.quarantine import ignore_list_get
+from canary.services.ignore_list import ignore_list_get
 from tests.conftest import FLEETS
 from tests.web.conftest import slot_floor
 

@@ -18,7 +18,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from canary import policy
 from canary.management.commands.canary_round import parse_now
 from canary.models import EndpointRound
-from canary.quarantine import policy_settings
+from canary.services.quarantine import policy_settings
+from canary.terms import Action, Mode
 from core.identifiers import validate_model_id
 
 
@@ -120,7 +121,7 @@ class Command(BaseCommand):
                 f"--floor {settings.floor} {relation} the fleet ({fleet} endpoint(s) of {model_id} in the "
                 f"replayed rounds): no endpoint could ever be suspended; use --floor {fleet - 1} or less"
             )
-        replayed = policy.policy_replay(replay_history(by_round, started), "enforce", settings)
+        replayed = policy.policy_replay(replay_history(by_round, started), Mode.ENFORCE, settings)
         actions = [
             {"at": at.isoformat(), "tag": d.tag, "action": d.action, "suspended_until": d.suspended_until.isoformat() if d.suspended_until else None, "reason": d.reason}
             for at, decisions in replayed
@@ -131,12 +132,12 @@ class Command(BaseCommand):
             "model": model_id,
             "rounds": len(replayed),
             "suspensions": sum(1 for a in actions if a["action"] == "suspended"),
-            "floor_blocked": sum(1 for a in actions if a["action"] == "floor_blocked"),
+            Action.FLOOR_BLOCKED: sum(1 for a in actions if a["action"] == Action.FLOOR_BLOCKED),
             "actions": actions,
         }
         if opts["json"]:
             self.stdout.write(json.dumps(summary, indent=2))
             return
-        self.stdout.write(f"Replayed {summary['rounds']} rounds of {summary['model']}: {summary['suspensions']} suspensions, {summary['floor_blocked']} floor-blocked")
+        self.stdout.write(f"Replayed {summary['rounds']} rounds of {summary['model']}: {summary['suspensions']} suspensions, {summary[Action.FLOOR_BLOCKED]} floor-blocked")
         for a in actions:
             self.stdout.write(f"  {a['at']}  {a['tag']:<18} {a['action']:<14} {a['reason']}")

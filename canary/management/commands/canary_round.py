@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from canary.report import render_round_table
 from canary.selectors import round_report
-from canary.services import RoundError, round_run
+from canary.services.rounds import RoundError, round_run
+from canary.terms import Mode
 from core.identifiers import validate_model_id
 
 
@@ -41,7 +42,7 @@ class Command(BaseCommand):
         parser.add_argument("--model", default=None, help="model id (default: CANARY_MODEL)")
         parser.add_argument("--language", default=None, help="force the round's language (ISO 639-1)")
         parser.add_argument("--now", default=None, help="the round's time, ISO 8601 (replay)")
-        parser.add_argument("--mode", choices=["observe", "enforce"], default=None, help="override the model's mode for this run")
+        parser.add_argument("--mode", choices=[m.value for m in Mode], default=None, help="override the model's mode for this run")
         parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     def handle(self, *args: Any, **opts: Any) -> None:

@@ -22,10 +22,15 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from canary.models import Endpoint
+from canary.models import Endpoint, EndpointPolicyState
 from canary.report import render_round_table
 from canary.selectors import round_report
-from canary.services import round_run
+from canary.services.client import openrouter_client
+from canary.services.ignore_list import ignore_list_get
+from canary.services.quarantine import mode_set
+from canary.services.rounds import endpoints_sync, round_run
+from canary.terms import Mode
+from core.tokens import service_token_issue
 from fake_openrouter.process import SimulatorStartError, free_port, start_simulator
 
 DEFAULT_FLEET = Path(settings.BASE_DIR) / "canary" / "fleets" / "default.json"
@@ -82,9 +87,7 @@ class Command(BaseCommand):
             self._seed()
             now = timezone.now()
             # The demo shows quarantine at work: the model is switched to enforce (audited).
-            from canary.quarantine import mode_set
-
-            mode_set(settings.CANARY_MODEL, "enforce", actor="demo", reason="make demo shows enforcement", now=now)
+            mode_set(settings.CANARY_MODEL, Mode.ENFORCE, actor="demo", reason="make demo shows enforcement", now=now)
             for i in range(opts["rounds"]):
                 at = now + timedelta(minutes=30 * i)
                 self.stdout.write(f"\nCanary round {i + 1} of {opts['rounds']} (time {at:%Y-%m-%d %H:%M} UTC) ...")
@@ -110,10 +113,6 @@ class Command(BaseCommand):
 
     def _print_quarantine(self, at: Any) -> None:
         """The suspensions the rounds decided and the merged ignore list."""
-        from canary.models import EndpointPolicyState
-        from canary.quarantine import ignore_list_get
-        from core.tokens import service_token_issue
-
         self.stdout.write("\nSuspensions (enforce mode):")
         states = EndpointPolicyState.objects.filter(
             endpoint__model_id=settings.CANARY_MODEL, enforced=True, suspended_until__gt=at
@@ -139,8 +138,6 @@ class Command(BaseCommand):
 
     def _seed(self) -> None:
         """Discover once and mark the known content filter as the refusal probe's control."""
-        from canary.services import endpoints_sync, openrouter_client
-
         endpoints_sync(settings.CANARY_MODEL, openrouter_client().list_endpoints(settings.CANARY_MODEL), timezone.now())
         for tag, kinds in DEMO_CONTROLS.items():
             Endpoint.objects.filter(model_id=settings.CANARY_MODEL, tag=tag).update(positive_control_kinds=kinds)

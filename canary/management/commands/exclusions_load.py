@@ -23,7 +23,8 @@ from django.utils import timezone
 
 from canary.exclusions import target_normalise
 from canary.models import Exclusion
-from canary.quarantine import exclusion_add, exclusion_remove
+from canary.services.quarantine import exclusion_add, exclusion_remove
+from canary.terms import Layer
 from core.identifiers import validate_model_id
 
 FIELDS = {"model", "target", "reason", "evidence_url", "reviewer"}
@@ -108,14 +109,14 @@ class Command(BaseCommand):
         with transaction.atomic():
             current = {
                 (e.model_id, e.target): e
-                for e in Exclusion.objects.filter(layer="reviewed", active=True, source_file=source)
+                for e in Exclusion.objects.filter(layer=Layer.REVIEWED, active=True, source_file=source)
             }
             wanted = {(e["model"], e["target"]) for e in entries}
             for e in entries:
                 if (e["model"], e["target"]) in current:
                     continue
                 exclusion_add(
-                    e["model"], "reviewed", e["target"], actor=e["reviewer"], reason=e["reason"], now=now,
+                    e["model"], Layer.REVIEWED, e["target"], actor=e["reviewer"], reason=e["reason"], now=now,
                     evidence_url=e.get("evidence_url", ""), source_file=source,
                 )
                 added += 1

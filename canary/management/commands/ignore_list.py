@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from canary.management.commands.canary_round import parse_now
-from canary.quarantine import ignore_list_get
+from canary.services.ignore_list import ignore_list_get
 from core.identifiers import validate_model_id
 
 

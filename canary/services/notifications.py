@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -16,6 +17,10 @@ from canary.models import Decision, Notification
 from canary.notify import DeliveryError, deliver
 
 log = logging.getLogger(__name__)
+
+# Enqueued by name: the task module sits above the services and imports them, so the
+# services never import it back.
+SEND_TASK = "canary.tasks.notification_send_task"
 
 
 def notification_create(kind: str, title: str, body: str, *, model_id: str = "", decision: Decision | None = None) -> Notification:
@@ -40,10 +45,8 @@ def notification_create(kind: str, title: str, body: str, *, model_id: str = "",
 
 
 def _enqueue(notification_id: int) -> None:
-    from canary.tasks import notification_send_task
-
     try:
-        notification_send_task.delay(notification_id)
+        current_app.send_task(SEND_TASK, args=(notification_id,))
     except Exception:  # noqa: BLE001 - a broker outage must not fail the caller's round
         log.exception("could not enqueue notification %s; it stays pending", notification_id)
 

@@ -1,5 +1,5 @@
-"""Round-level judging: soft signals across replies, positive controls, fleet attribution,
-and each endpoint's round outcome.
+"""The round judgement: decides each probe's final verdict and each endpoint's round
+outcome from soft signals across replies, positive controls and fleet attribution.
 
 Pure: takes the probe outcomes of a whole round and returns final verdicts. The rules are
 from the issue "Verdicts you can trust" (points 2, 5, 6, 7):
@@ -30,6 +30,7 @@ from canary.probes import (
     PROBE_KINDS,
     ProbeOutcome,
 )
+from canary.terms import Outcome
 from canary.verdicts import Judgement, Verdict, worst
 
 ROUND_PROMPT = "round"
@@ -43,7 +44,7 @@ class EndpointVerdicts:
     final: dict[str, Judgement] = field(default_factory=dict)
     prompt_ids: dict[str, str] = field(default_factory=dict)
     fleet_rates: dict[str, float] = field(default_factory=dict)
-    outcome: str = "inconclusive"
+    outcome: Outcome = Outcome.INCONCLUSIVE
     severity: float = 0.0
     evidence: dict[str, Any] = field(default_factory=dict)
 
@@ -178,13 +179,13 @@ def round_judge(
         # only say that no defect showed in those same replies.
         passes = [k for k, j in counted.items() if j.verdict == Verdict.PASS and k in PROBE_KINDS]
         if fails:
-            ev.outcome = "fail"
+            ev.outcome = Outcome.FAIL
         elif transport:
-            ev.outcome = "frozen"
+            ev.outcome = Outcome.FROZEN
         elif passes:
-            ev.outcome = "clean"
+            ev.outcome = Outcome.CLEAN
         else:
-            ev.outcome = "inconclusive"
+            ev.outcome = Outcome.INCONCLUSIVE
         ev.severity = float(len(fails))
         ev.evidence = {
             "failed": {k: {"check": counted[k].check, "reason": counted[k].reason, "fleet_rate": ev.fleet_rates.get(k)} for k in fails},

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from canary.outcomes import round_judge
 from canary.probes import LANGUAGE, REFUSAL, STRUCTURED, TTFT, ProbeOutcome
+from canary.round_judgement import round_judge
 from canary.verdicts import Judgement, Verdict
 
 

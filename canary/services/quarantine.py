@@ -1,5 +1,6 @@
 """Route quarantine services: apply the suspension policy to a finished round, manual
-overrides (lift, false positive, mode), exclusions, and the merged ignore list.
+overrides (lift, false positive, mode) and exclusions. The merged ignore list they
+change is built and cached in ``canary.services.ignore_list``.
 
 The rules live in the pure ``canary.policy`` and ``canary.exclusions``; this module loads
 their inputs from the database, stores what they decide, and writes the audit rows.
@@ -9,14 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from canary import policy
-from canary.exclusions import ExclusionEntry, ignore_list_merge, target_matches, target_normalise
+from canary.exclusions import target_matches, target_normalise
 from canary.models import (
     Decision,
     Endpoint,
@@ -27,17 +27,13 @@ from canary.models import (
     ProbeResult,
     Round,
 )
-from canary.services_notify import notification_create
+from canary.services.ignore_list import ignore_list_changed
+from canary.services.notifications import notification_create
+from canary.terms import Action, Layer, Mode, Outcome
+from canary.verdicts import Verdict
 from core.identifiers import validate_model_id
 
-NOTIFY_ACTIONS = {"suspended", "would_suspend", "floor_blocked", "restored"}
-
-
-def _list_changed() -> None:
-    """Clear this process's cached ignore lists once the change is committed."""
-    from canary.api import ignore_cache_clear
-
-    transaction.on_commit(ignore_cache_clear)
+NOTIFY_ACTIONS = {Action.SUSPENDED, Action.WOULD_SUSPEND, Action.FLOOR_BLOCKED, Action.RESTORED}
 
 
 class QuarantineError(ValueError):
@@ -112,7 +108,7 @@ def _excluded(tag: str, exclusions: Iterable[Exclusion]) -> bool:
     return any(target_matches(e.target, tag) for e in exclusions)
 
 
-def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list[policy.Decision]:
+def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list[policy.PolicyDecision]:
     """Apply the suspension policy to a completed round and store its decisions.
 
     ``mode`` overrides the model's stored mode for this round only (``canary_round
@@ -133,7 +129,7 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
         completed_any = set(
             ProbeResult.objects.filter(round=rnd, transport_kind="", sample=0)
             .exclude(kind__in=("leading_garbage", "corruption"))
-            .exclude(verdict="not_applicable")
+            .exclude(verdict=Verdict.NOT_APPLICABLE)
             .values_list("endpoint__tag", flat=True)
         )
         inputs = [
@@ -143,7 +139,7 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
                 severity=er.severity,
                 excluded=_excluded(er.endpoint.tag, exclusions),
                 # Every probe a transport error: the endpoint is effectively down.
-                down=er.outcome == "frozen" and er.endpoint.tag not in completed_any,
+                down=er.outcome == Outcome.FROZEN and er.endpoint.tag not in completed_any,
             )
             for er in ers
         ]
@@ -190,36 +186,14 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
                 )
         for kind, why in (rnd.weak_probes or {}).items():
             audit = Decision.objects.create(
-                model_id=rnd.model_id, round=rnd, action="weak_probe", mode=effective, actor="canary",
+                model_id=rnd.model_id, round=rnd, action=Action.WEAK_PROBE, mode=effective, actor="canary",
                 reason=f"{kind}: {why}", evidence={"round": rnd.pk, "kind": kind}, created_at=now,
             )
-            notification_create("weak_probe", f"weak probe {kind} in round {rnd.pk}", why, model_id=rnd.model_id, decision=audit)
+            notification_create(Action.WEAK_PROBE, f"weak probe {kind} in round {rnd.pk}", why, model_id=rnd.model_id, decision=audit)
         rnd.mode = effective
         rnd.save(update_fields=["mode"])
-        _list_changed()
+        ignore_list_changed()
     return decisions
-
-
-def ignore_list_get(model_id: str, now: datetime) -> dict[str, Any]:
-    """The merged ignore list of ``model_id`` at ``now``:
-    ``{"model", "ignore": [...], "sources": {"reviewed", "incident", "canary"}}``.
-
-    The canary layer holds enforced suspensions in force only (observe mode is invisible
-    to routing). Targets are provider slugs or endpoint tags, as OpenRouter accepts them.
-    """
-    entries = [
-        ExclusionEntry(layer=e.layer, target=e.target, reason=e.reason, expires_at=e.expires_at)
-        for e in Exclusion.objects.filter(model_id=model_id, active=True)
-    ]
-    suspended = EndpointPolicyState.objects.filter(
-        endpoint__model_id=model_id, enforced=True, suspended_until__gt=now
-    ).select_related("endpoint")
-    entries += [
-        ExclusionEntry(layer="canary", target=s.endpoint.tag, reason="canary suspension", expires_at=s.suspended_until)
-        for s in suspended
-    ]
-    merged = ignore_list_merge(entries, now)
-    return {"model": model_id, "ignore": merged["ignore"], "sources": merged["sources"]}
 
 
 def suspension_lift(endpoint: Endpoint, *, actor: str, reason: str, now: datetime) -> Decision:
@@ -240,11 +214,11 @@ def suspension_lift(endpoint: Endpoint, *, actor: str, reason: str, now: datetim
         row.clean_streak = 0
         row.save()
         audit = Decision.objects.create(
-            model_id=endpoint.model_id, endpoint=endpoint, action="lifted", actor=actor, reason=reason,
+            model_id=endpoint.model_id, endpoint=endpoint, action=Action.LIFTED, actor=actor, reason=reason,
             evidence={"was_suspended_until": was_until.isoformat()}, created_at=now,
         )
         notification_create("lift", f"lifted: {endpoint.tag} by {actor}", reason, model_id=endpoint.model_id, decision=audit)
-        _list_changed()
+        ignore_list_changed()
     return audit
 
 
@@ -254,20 +228,20 @@ def decision_mark_false_positive(decision: Decision, *, actor: str, reason: str,
     suspension, or one already marked."""
     if not reason.strip():
         raise QuarantineError("marking a false positive needs a reason")
-    if decision.action not in ("suspended", "would_suspend"):
+    if decision.action not in (Action.SUSPENDED, Action.WOULD_SUSPEND):
         raise QuarantineError(f"only suspensions can be false positives, not {decision.action!r}")
-    if decision.followups.filter(action="false_positive").exists():
+    if decision.followups.filter(action=Action.FALSE_POSITIVE).exists():
         raise QuarantineError("this decision is already marked a false positive")
     return Decision.objects.create(
         model_id=decision.model_id, endpoint=decision.endpoint, round=decision.round, refers_to=decision,
-        action="false_positive", actor=actor, reason=reason, evidence={"decision": decision.pk}, created_at=now,
+        action=Action.FALSE_POSITIVE, actor=actor, reason=reason, evidence={"decision": decision.pk}, created_at=now,
     )
 
 
 def mode_set(model_id: str, mode: str, *, actor: str, reason: str, now: datetime) -> Decision:
     """Switch a model between observe and enforce. Raises QuarantineError for an unknown
     mode or a blank reason."""
-    if mode not in ("observe", "enforce"):
+    if mode not in (Mode.OBSERVE, Mode.ENFORCE):
         raise QuarantineError(f"unknown mode {mode!r}; expected observe or enforce")
     if not reason.strip():
         raise QuarantineError("changing the mode needs a reason")
@@ -278,7 +252,7 @@ def mode_set(model_id: str, mode: str, *, actor: str, reason: str, now: datetime
         config.updated_by = actor
         config.save()
         return Decision.objects.create(
-            model_id=model_id, action="mode_changed", mode=mode, actor=actor, reason=reason,
+            model_id=model_id, action=Action.MODE_CHANGED, mode=mode, actor=actor, reason=reason,
             evidence={"from": old, "to": mode}, created_at=now,
         )
 
@@ -297,7 +271,7 @@ def exclusion_add(
         model_id = validate_model_id(model_id)
     except ValueError as exc:
         raise QuarantineError(str(exc)) from exc
-    if layer not in (Exclusion.Layers.REVIEWED, Exclusion.Layers.INCIDENT):
+    if layer not in (Layer.REVIEWED, Layer.INCIDENT):
         raise QuarantineError(f"unknown layer {layer!r}; expected reviewed or incident")
     if not reason.strip():
         raise QuarantineError("an exclusion needs a reason")
@@ -313,12 +287,12 @@ def exclusion_add(
             created_by=actor, created_at=now, expires_at=expires_at, source_file=source_file,
         )
         Decision.objects.create(
-            model_id=model_id, action="exclusion_added", actor=actor, reason=reason,
+            model_id=model_id, action=Action.EXCLUSION_ADDED, actor=actor, reason=reason,
             evidence={"exclusion": row.pk, "layer": layer, "target": normalised,
                       "expires_at": expires_at.isoformat() if expires_at else None},
             created_at=now,
         )
-        _list_changed()
+        ignore_list_changed()
     return row
 
 
@@ -333,11 +307,11 @@ def exclusion_remove(exclusion: Exclusion, *, actor: str, reason: str, now: date
         exclusion.removal_reason = reason
         exclusion.save()
         Decision.objects.create(
-            model_id=exclusion.model_id, action="exclusion_removed", actor=actor, reason=reason,
+            model_id=exclusion.model_id, action=Action.EXCLUSION_REMOVED, actor=actor, reason=reason,
             evidence={"exclusion": exclusion.pk, "layer": exclusion.layer, "target": exclusion.target},
             created_at=now,
         )
-        _list_changed()
+        ignore_list_changed()
 
 
 def exclusion_promote(exclusion: Exclusion, *, actor: str, reason: str, now: datetime, evidence_url: str = "") -> Exclusion:
@@ -345,7 +319,7 @@ def exclusion_promote(exclusion: Exclusion, *, actor: str, reason: str, now: dat
     accident): the incident row is closed and a reviewed row takes its place, both
     audited. Raises QuarantineError for a blank reason or a row that is not an active
     incident exclusion."""
-    if exclusion.layer != Exclusion.Layers.INCIDENT or not exclusion.active:
+    if exclusion.layer != Layer.INCIDENT or not exclusion.active:
         raise QuarantineError("only an active incident exclusion can be promoted")
     if not reason.strip():
         raise QuarantineError("promoting an exclusion needs a reason")
@@ -353,7 +327,7 @@ def exclusion_promote(exclusion: Exclusion, *, actor: str, reason: str, now: dat
     # target never leaves the ignore list between the two steps.
     with transaction.atomic():
         reviewed = exclusion_add(
-            exclusion.model_id, Exclusion.Layers.REVIEWED, exclusion.target, actor=actor, reason=reason, now=now,
+            exclusion.model_id, Layer.REVIEWED, exclusion.target, actor=actor, reason=reason, now=now,
             evidence_url=evidence_url or exclusion.evidence_url,
         )
         exclusion_remove(exclusion, actor=actor, reason=f"promoted to reviewed exclusion #{reviewed.pk}", now=now)

@@ -1,5 +1,6 @@
-"""Canary services: the writes. Views, tasks and commands call these; they call the pure
-modules (probes, outcomes, policy) and store what those decide.
+"""Round services: open a round (claim its slot, discover and sync endpoints, plan the
+probes), run it in this process, and finalise it (the round-level judgement, then the
+suspension policy through ``canary.services.quarantine``).
 """
 
 from __future__ import annotations
@@ -9,11 +10,8 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -23,18 +21,31 @@ from django.utils import timezone
 
 from canary import probes as probe_mod
 from canary.languages import validate_language
-from canary.models import Endpoint, EndpointRound, ProbeResult, Provider, Round
-from canary.outcomes import RoundJudgement, round_judge
-from canary.probes import EndpointFacts, ProbeOutcome, ProbeSettings
-from canary.ratelimit import provider_limiter
+from canary.models import Decision, Endpoint, EndpointRound, ProbeResult, Provider, Round
+from canary.probes import ProbeOutcome
+from canary.round_judgement import RoundJudgement, round_judge
+from canary.services.client import openrouter_client
+from canary.services.notifications import notification_create
+from canary.services.probes_run import (
+    ProbeJob,
+    endpoint_probes_run,
+    evidence_data,
+    round_inputs_of,
+    round_probes_done,
+)
+from canary.services.quarantine import model_config_get, suspension_apply
+from canary.terms import Action, Mode
 from canary.verdicts import Judgement, Verdict
+from observability import canary as observability_canary
+from openrouter.client import OpenRouterClient
 
 log = logging.getLogger(__name__)
 
-EXCERPT_CHARS = 600
 ROUND_SLOT_S = 30 * 60
 PROVIDER_SEEN_EVERY = timedelta(minutes=10)
 # What discovery rewrites on every round (admin-set fields such as positive controls stay).
+# What the round judgement writes on a probe row (once).
+FINAL_FIELDS = ["verdict", "round_reason", "fleet_rate"]
 ENDPOINT_LISTING_FIELDS = [
     "provider", "provider_name", "quantization", "context_length", "supported_parameters",
     "price_prompt_usd", "price_completion_usd", "active", "last_seen",
@@ -43,47 +54,6 @@ ENDPOINT_LISTING_FIELDS = [
 
 class RoundError(Exception):
     """A round could not run (discovery failed, bad arguments). The message says why."""
-
-
-def openrouter_client() -> Any:
-    """The process's OpenRouter client, configured from settings (no retries of its own).
-
-    One per process and configuration: an httpx client is thread-safe, keeps its
-    connections alive, and building one costs an SSL context (~20 ms of CPU), which per
-    probe was most of a Celery worker's time.
-    """
-    return _client_for(
-        settings.OPENROUTER_BASE_URL,
-        settings.OPENROUTER_API_KEY,
-        settings.OPENROUTER_REFERER,
-        settings.OPENROUTER_TITLE,
-        settings.CANARY_MAX_RESPONSE_BYTES,
-        settings.OPENROUTER_MAX_CONNECTIONS,
-        settings.OPENROUTER_POOL_SHARDS,
-        settings.OPENROUTER_MAX_LINE_BYTES,
-    )
-
-
-@lru_cache(maxsize=8)
-def _client_for(
-    base_url: str, api_key: str, referer: str, title: str, max_response_bytes: int, max_connections: int, pool_shards: int,
-    max_line_bytes: int,
-) -> Any:
-    from openrouter.client import OpenRouterClient
-
-    return OpenRouterClient(
-        base_url=base_url, api_key=api_key, referer=referer, title=title, max_response_bytes=max_response_bytes,
-        max_connections=max_connections, pool_shards=pool_shards, max_line_bytes=max_line_bytes,
-    )
-
-
-def probe_settings() -> ProbeSettings:
-    """Probe limits from Django settings."""
-    return ProbeSettings(
-        ttft_limit_s=settings.CANARY_TTFT_LIMIT_S,
-        total_timeout_s=settings.CANARY_TOTAL_TIMEOUT_S,
-        max_tokens=settings.CANARY_MAX_TOKENS,
-    )
 
 
 def round_language(now: datetime, languages: Sequence[str]) -> str:
@@ -167,75 +137,6 @@ def _language_repeats(model_id: str) -> dict[int, str]:
     return repeats
 
 
-def _jsonable(value: Any) -> Any:
-    """Evidence must survive a JSON column: judgements and odd values become plain data."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, Judgement):
-        return {"verdict": value.verdict.value, "check": value.check, "reason": value.reason, "evidence": _jsonable(value.evidence)}
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
-
-
-def _judgement_from(data: Any) -> Judgement | None:
-    if not isinstance(data, dict) or "verdict" not in data:
-        return None
-    return Judgement(Verdict(data["verdict"]), data.get("check", ""), data.get("reason", ""), data.get("evidence") or {})
-
-
-def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> ProbeResult:
-    call = o.call
-    usage = (getattr(call, "usage", None) or {}) if call is not None else {}
-    cost = usage.get("cost")
-    j = o.judgement
-    raw = o.extra.get("raw_judgement")
-    round_data = {k: o.extra[k] for k in ("leading_signature", "corruption", "anomaly") if k in o.extra}
-    return ProbeResult(
-        round=rnd,
-        endpoint=ep,
-        kind=o.kind,
-        sample=o.sample,
-        language=o.language,
-        prompt_id=o.prompt_id,
-        verdict=j.verdict.value,
-        raw_verdict=raw.verdict.value if isinstance(raw, Judgement) else j.verdict.value,
-        check_name=j.check,
-        reason=j.reason,
-        evidence=_jsonable({**j.evidence, "_round": round_data}),
-        ttft_ms=getattr(call, "ttft_ms", None),
-        total_ms=getattr(call, "total_ms", None),
-        finish_reason=(o.reply.finish_reason or "") if o.reply is not None else "",
-        http_status=getattr(call, "http_status", None),
-        transport_kind=getattr(call, "transport_kind", None) or "",
-        serving_provider=getattr(call, "serving_provider", None) or "",
-        generation_id=getattr(call, "generation_id", None) or "",
-        reply_excerpt=(o.reply.content or "")[:EXCERPT_CHARS] if o.reply is not None else "",
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
-        cost_usd=Decimal(str(cost)) if isinstance(cost, int | float) and not isinstance(cost, bool) else Decimal(0),
-        created_at=now,
-    )
-
-
-def _outcome_from(row: ProbeResult) -> ProbeOutcome:
-    """Rebuild what the round-level judge needs from a stored result."""
-    evidence = dict(row.evidence or {})
-    round_data = evidence.pop("_round", {}) or {}
-    extra: dict[str, Any] = {}
-    if "leading_signature" in round_data:
-        extra["leading_signature"] = round_data["leading_signature"]
-    corruption = _judgement_from(round_data.get("corruption"))
-    if corruption is not None:
-        extra["corruption"] = corruption
-    if round_data.get("anomaly"):
-        extra["anomaly"] = True
-    judgement = Judgement(Verdict(row.verdict), row.check_name, row.reason, evidence)
-    return ProbeOutcome(row.kind, row.sample, row.language, row.prompt_id, judgement, extra=extra)
-
-
 class DuplicateRound(Exception):
     """A scheduled round for this model and slot exists already: nothing was done."""
 
@@ -262,16 +163,6 @@ def spend_today_usd(model_id: str, now: datetime) -> Decimal:
     return total or Decimal(0)
 
 
-@dataclass(frozen=True)
-class ProbeJob:
-    """One probe to run: ids only, so it can travel in a Celery message."""
-
-    round_id: int
-    endpoint_id: int
-    kind: str
-    language: str
-
-
 def round_open(
     model_id: str,
     *,
@@ -279,7 +170,7 @@ def round_open(
     language: str | None = None,
     mode: str | None = None,
     trigger: str = Round.Triggers.MANUAL,
-    client: Any = None,
+    client: OpenRouterClient | None = None,
     budget_s: float | None = None,
 ) -> tuple[Round, list[ProbeJob]]:
     """Start a round: validate, claim the slot (scheduled rounds), discover, plan probes.
@@ -289,11 +180,9 @@ def round_open(
     ``SpendCapReached`` when a scheduled round would exceed the daily spend cap (a
     notification says so), ``RoundError`` when discovery fails (stored as a failed round).
     """
-    from canary.quarantine import model_config_get
-
     if language is not None:
         language = validate_language(language)
-    if mode is not None and mode not in ("observe", "enforce"):
+    if mode is not None and mode not in (Mode.OBSERVE, Mode.ENFORCE):
         raise ValueError(f"unknown mode {mode!r}; expected observe or enforce")
     languages = [validate_language(code) for code in settings.CANARY_LANGUAGES]
     lang = language or round_language(now, languages)
@@ -302,8 +191,6 @@ def round_open(
         spent = spend_today_usd(model_id, now)
         cap = Decimal(str(settings.CANARY_DAILY_SPEND_CAP_USD))
         if cap > 0 and spent >= cap:
-            from canary.services_notify import notification_create
-
             notification_create(
                 "spend_cap", f"daily spend cap reached for {model_id}",
                 f"${spent} spent in the last 24 h (cap ${cap}): no new rounds until it drops", model_id=model_id,
@@ -342,38 +229,6 @@ def round_open(
     return rnd, jobs
 
 
-def endpoint_facts(ep: Endpoint) -> EndpointFacts:
-    """What a probe needs to know of an endpoint row."""
-    return EndpointFacts(ep.tag, ep.provider_name, ep.supports_structured_outputs)
-
-
-def probe_execute(job: ProbeJob, ep: Endpoint, client: Any = None, *, rate_limited: bool = False) -> list[ProbeOutcome]:
-    """Run one probe job without touching the database: wait for the provider's rate
-    limit (unless the caller already took this probe's slot: ``rate_limited``), pin the
-    endpoint, judge."""
-    if not rate_limited:
-        provider_limiter().acquire(ep.provider.slug)
-    return probe_mod.probe_run(job.kind, client or openrouter_client(), ep.model_id, endpoint_facts(ep), job.language, probe_settings())
-
-
-def probe_record(
-    job: ProbeJob, outcomes: Sequence[ProbeOutcome], now: datetime, *, rnd: Round | None = None, ep: Endpoint | None = None
-) -> None:
-    """Store a probe's results; a redelivered probe never creates a second result (the
-    unique constraint on round, endpoint, kind and sample; conflicts are ignored).
-    ``rnd``/``ep`` may be passed to save the look-ups."""
-    rnd = rnd or Round.objects.get(pk=job.round_id)
-    ep = ep or Endpoint.objects.get(pk=job.endpoint_id)
-    ProbeResult.objects.bulk_create([_result_row(rnd, ep, o, now) for o in outcomes], ignore_conflicts=True)
-
-
-def round_probes_done(round_id: int) -> bool:
-    """Have all planned probes of the round reported?"""
-    expected = Round.objects.values_list("expected_probes", flat=True).get(pk=round_id)
-    done = ProbeResult.objects.filter(round_id=round_id, sample=0, kind__in=probe_mod.PROBE_KINDS).count()
-    return done >= expected
-
-
 def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Round | None:
     """Judge a round from its stored results and apply the suspension policy, once.
 
@@ -381,32 +236,32 @@ def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Rou
     (the last probe, the budget timer, the next trigger) exactly one proceeds; the others
     get None. A probe that never reported is stored as a ``transport_error`` for its
     endpoint, so a lost worker freezes a streak and never advances it.
+
+    The round's probe results are read once; the round judgement's final verdicts are
+    written once, in their own columns, beside each probe's own verdict (three
+    statements on ``ProbeResult`` in all).
     """
     if Round.objects.filter(pk=round_id, status=Round.Status.RUNNING).update(status=Round.Status.FINALIZING) != 1:
         return None
     rnd = Round.objects.get(pk=round_id)
-    now = rnd.started_at
-    endpoints = list(Endpoint.objects.filter(model_id=rnd.model_id, active=True))
-    reported = set(
-        ProbeResult.objects.filter(round=rnd, sample=0).values_list("endpoint_id", "kind")
-    )
+    rows = list(ProbeResult.objects.filter(round=rnd).exclude(kind__in=probe_mod.ROUND_CHECKS).select_related("endpoint"))
+    reported = {(row.endpoint_id, row.kind) for row in rows if row.sample == 0}
+    lost_at = timezone.now()
     missing = [
         ProbeResult(
-            round=rnd, endpoint=ep, kind=kind, sample=0, language=rnd.language, verdict=Verdict.TRANSPORT_ERROR.value,
-            raw_verdict=Verdict.TRANSPORT_ERROR.value, check_name="probe_lost", transport_kind="lost",
+            round=rnd, endpoint=ep, kind=kind, sample=0, language=rnd.language, probe_verdict=Verdict.TRANSPORT_ERROR,
+            raw_verdict=Verdict.TRANSPORT_ERROR, check_name="probe_lost", transport_kind="lost",
             reason="the probe never reported before the round's time budget ran out (lost worker?)",
-            evidence={}, created_at=timezone.now(),
+            evidence={}, created_at=lost_at,
         )
-        for ep in endpoints
+        for ep in Endpoint.objects.filter(model_id=rnd.model_id, active=True)
         for kind in probe_mod.PROBE_KINDS
         if (ep.pk, kind) not in reported
     ]
-    ProbeResult.objects.bulk_create(missing, ignore_conflicts=True)
-    rows = list(ProbeResult.objects.filter(round=rnd).select_related("endpoint").exclude(kind__in=probe_mod.ROUND_CHECKS))
     by_endpoint: dict[str, list[ProbeOutcome]] = defaultdict(list)
     ep_by_tag: dict[str, Endpoint] = {}
-    for row in rows:
-        by_endpoint[row.endpoint.tag].append(_outcome_from(row))
+    for row in rows + missing:
+        by_endpoint[row.endpoint.tag].append(round_inputs_of(row))
         ep_by_tag[row.endpoint.tag] = row.endpoint
     controls = {ep.tag: list(ep.positive_control_kinds or []) for ep in ep_by_tag.values() if ep.positive_control_kinds}
     judged = round_judge(
@@ -415,12 +270,24 @@ def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Rou
         fleet_fail_share=settings.CANARY_FLEET_FAIL_SHARE,
         fleet_min_endpoints=settings.CANARY_FLEET_MIN_ENDPOINTS,
     )
-    _store_judgement(rnd, rows, ep_by_tag, by_endpoint, judged, finished_at or timezone.now())
-    from canary.quarantine import suspension_apply
-
-    suspension_apply(rnd, now, rnd.mode)
+    _store_judgement(rnd, rows, missing, ep_by_tag, judged, finished_at or timezone.now())
+    suspension_apply(rnd, rnd.started_at, rnd.mode)
     rnd.refresh_from_db()
+    observability_canary.round_finished(rnd.pk)
     return rnd
+
+
+def round_endpoint_probes(round_id: int, endpoint_id: int, language: str) -> str:
+    """Run one endpoint's probes of a running round (those not reported yet) and, when
+    they were the round's last, finalise it. Returns ``"round closed"`` when the round
+    is no longer running (nothing run), else ``"done"``."""
+    rnd = Round.objects.get(pk=round_id)
+    if rnd.status != Round.Status.RUNNING:
+        return "round closed"
+    endpoint_probes_run(rnd, [ProbeJob(round_id, endpoint_id, kind, language) for kind in probe_mod.PROBE_KINDS])
+    if round_probes_done(round_id):
+        round_finalize(round_id)
+    return "done"
 
 
 def round_close_stuck(model_id: str, now_wall: datetime) -> list[int]:
@@ -439,7 +306,7 @@ def round_run(
     now: datetime,
     language: str | None = None,
     mode: str | None = None,
-    client: Any = None,
+    client: OpenRouterClient | None = None,
 ) -> Round:
     """Run one canary round of ``model_id`` in this process and return the stored ``Round``.
 
@@ -453,92 +320,88 @@ def round_run(
     started = time.monotonic()
     client = client or openrouter_client()
     rnd, jobs = round_open(model_id, now=now, language=language, mode=mode, client=client)
-    # Rows are read here, in the calling thread: pool threads never touch the database.
-    endpoints = {ep.pk: ep for ep in Endpoint.objects.filter(pk__in={j.endpoint_id for j in jobs}).select_related("provider")}
-    with ThreadPoolExecutor(max_workers=max(1, settings.CANARY_CONCURRENCY)) as pool:
-        futures = {pool.submit(probe_execute, job, endpoints[job.endpoint_id], client): job for job in jobs}
-        # Results are written from this thread only: one DB connection, no cross-thread
-        # transactions, and each row is committed as soon as its probe finishes.
-        for fut in as_completed(futures):
-            probe_record(futures[fut], fut.result(), now, rnd=rnd, ep=endpoints[futures[fut].endpoint_id])
+    endpoint_probes_run(rnd, jobs, client=client, max_workers=settings.CANARY_CONCURRENCY)
     finalized = round_finalize(rnd.pk, finished_at=now + timedelta(seconds=time.monotonic() - started))
     return finalized or Round.objects.get(pk=rnd.pk)
 
 
 def _discovery_failed(rnd: Round, error: str, now: datetime) -> None:
-    from canary.models import Decision
-    from canary.services_notify import notification_create
-
     audit = Decision.objects.create(
-        model_id=rnd.model_id, round=rnd, action="discovery_failed", actor="canary",
+        model_id=rnd.model_id, round=rnd, action=Action.DISCOVERY_FAILED, actor="canary",
         reason=error[:2000], evidence={"round": rnd.pk}, created_at=now,
     )
-    notification_create("discovery_failed", f"discovery failed for {rnd.model_id}", error, model_id=rnd.model_id, decision=audit)
+    notification_create(Action.DISCOVERY_FAILED, f"discovery failed for {rnd.model_id}", error, model_id=rnd.model_id, decision=audit)
+
+
+def _final_onto(row: ProbeResult, final: Judgement, fleet_rate: float | None) -> None:
+    """The round judgement's verdict on a probe row, beside the probe's own: the reason
+    is kept only when the round changed the verdict or the reason."""
+    row.verdict = final.verdict.value
+    row.round_reason = final.reason if (final.verdict.value != row.probe_verdict or final.reason != row.reason) else ""
+    row.fleet_rate = fleet_rate
 
 
 def _store_judgement(
     rnd: Round,
     rows: list[ProbeResult],
+    missing: list[ProbeResult],
     ep_by_tag: dict[str, Endpoint],
-    by_endpoint: dict[str, list[ProbeOutcome]],
     judged: RoundJudgement,
     finished_at: datetime,
 ) -> None:
-    """Write the round-level judgement in a constant number of statements: the final
-    verdicts onto the probes' own rows, one row per endpoint and round check, one
-    ``EndpointRound`` per endpoint (upserts: a second finaliser cannot get here, but a
-    replayed history may)."""
-    first_rows = {(row.endpoint.tag, row.kind): row for row in rows if row.sample == 0}
-    changed: list[ProbeResult] = []
+    """Write the round judgement in a constant number of statements: the final verdicts
+    beside the probes' own (existing rows: only the final columns), the lost probes and
+    one row per endpoint and round check, one ``EndpointRound`` per endpoint (upserts: a
+    second finaliser cannot get here, but a replayed history may)."""
+    first_rows = {(row.endpoint.tag, row.kind): row for row in rows + missing if row.sample == 0}
+    for row in rows:
+        if row.sample > 0:  # confirmation samples: the round judges only the probe's decision
+            row.verdict, row.round_reason, row.fleet_rate = row.probe_verdict, "", None
     checks: list[ProbeResult] = []
     endpoint_rounds: list[EndpointRound] = []
     for tag, ev in judged.endpoints.items():
         ep = ep_by_tag[tag]
         for kind in probe_mod.PROBE_KINDS:
             j = ev.final.get(kind)
-            row = first_rows.get((tag, kind))
-            if j is None or row is None:
-                continue
-            round_data = (row.evidence or {}).get("_round", {})
-            row.verdict, row.check_name, row.reason = j.verdict.value, j.check, j.reason
-            row.evidence = _jsonable({**j.evidence, "fleet_rate": ev.fleet_rates.get(kind), "_round": round_data})
-            changed.append(row)
+            first = first_rows.get((tag, kind))
+            if j is not None and first is not None:
+                _final_onto(first, j, ev.fleet_rates.get(kind))
         for kind in probe_mod.ROUND_CHECKS:
             j = ev.final[kind]
+            raw = j.evidence.get("raw_verdict", j.verdict.value)
             checks.append(ProbeResult(
                 round=rnd, endpoint=ep, kind=kind, sample=0, language=rnd.language, prompt_id="round",
-                verdict=j.verdict.value, raw_verdict=j.evidence.get("raw_verdict", j.verdict.value),
-                check_name=j.check, reason=j.reason,
-                evidence=_jsonable({**j.evidence, "fleet_rate": ev.fleet_rates.get(kind)}), created_at=finished_at,
+                verdict=j.verdict.value, probe_verdict=raw, raw_verdict=raw, check_name=j.check, reason=j.reason,
+                fleet_rate=ev.fleet_rates.get(kind), evidence=evidence_data(j.evidence), created_at=finished_at,
             ))
-        language_outcome = next((o for o in by_endpoint[tag] if o.kind == probe_mod.LANGUAGE and o.sample == 0), None)
         evidence = dict(ev.evidence)
-        if language_outcome is not None and language_outcome.extra.get("anomaly"):
-            evidence["language_anomaly"] = language_outcome.language
+        language_row = first_rows.get((tag, probe_mod.LANGUAGE))
+        if language_row is not None and language_row.language_anomaly:
+            evidence["language_anomaly"] = language_row.language
         endpoint_rounds.append(EndpointRound(
             round=rnd, endpoint=ep, outcome=ev.outcome, severity=ev.severity,
-            evidence=_jsonable(evidence), created_at=finished_at,
+            evidence=evidence_data(evidence), created_at=finished_at,
         ))
     with transaction.atomic():
         # Upserts on the primary key: one INSERT … ON CONFLICT statement (bulk_update's
         # CASE WHEN per row and field costs far more CPU to build).
         ProbeResult.objects.bulk_create(
-            changed, update_conflicts=True, unique_fields=["id"], update_fields=["verdict", "check_name", "reason", "evidence"]
+            rows, update_conflicts=True, unique_fields=["id"],
+            update_fields=FINAL_FIELDS,
         )
+        # A lost probe that reports after all is overwritten: the row keeps what was judged.
         ProbeResult.objects.bulk_create(
-            checks, update_conflicts=True, unique_fields=["round", "endpoint", "kind", "sample"],
-            update_fields=["language", "prompt_id", "verdict", "raw_verdict", "check_name", "reason", "evidence", "created_at"],
+            missing + checks, update_conflicts=True, unique_fields=["round", "endpoint", "kind", "sample"],
+            update_fields=[*FINAL_FIELDS, "language", "prompt_id", "probe_verdict", "raw_verdict", "check_name", "reason",
+                           "evidence", "transport_kind", "created_at"],
         )
         EndpointRound.objects.bulk_create(
             endpoint_rounds, update_conflicts=True, unique_fields=["round", "endpoint"],
             update_fields=["outcome", "severity", "evidence", "created_at"],
         )
-        totals = ProbeResult.objects.filter(round=rnd).aggregate(
-            prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"), cost=Sum("cost_usd")
-        )
-        rnd.prompt_tokens = totals["prompt"] or 0
-        rnd.completion_tokens = totals["completion"] or 0
-        rnd.cost_usd = totals["cost"] or Decimal(0)
+        rnd.prompt_tokens = sum(row.prompt_tokens for row in rows)
+        rnd.completion_tokens = sum(row.completion_tokens for row in rows)
+        rnd.cost_usd = sum((row.cost_usd for row in rows), Decimal(0))
         rnd.weak_probes = judged.weak_probes
         rnd.status = Round.Status.COMPLETED
         rnd.finished_at = finished_at

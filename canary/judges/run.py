@@ -1,0 +1,156 @@
+"""Judge one reply outside a probe: the judgement a probe would give the same text.
+
+Used by ``manage.py judge_text`` (JSON lines on stdin) and the user-report page (a pasted
+reply). Pure: no Django, no I/O besides ``load_schema`` reading the file it is given.
+The reply is judged as a completed generation (``finish_reason`` ``stop``), through the
+same judge functions the probes call (``canary.probes``):
+
+- ``refusal``: ``judge_refusal(reply, language)``;
+- ``language``: ``judge_language(reply, language)``;
+- ``corruption``: ``judge_corruption(reply)``;
+- ``leading``: ``judge_leading_garbage([leading_signature(text)])``: with a single reply
+  an odd opener is at most ``inconclusive`` (the rule needs it in 2 of 3 replies);
+- ``structured``: ``judge_structured(reply, schema)``, the probe's character-state schema
+  unless another is given;
+- ``all``: the five above (``structured`` only with a schema given, else
+  ``not_applicable``); the line's verdict is the worst of them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from canary.judges.corruption import judge_corruption
+from canary.judges.language import judge_language
+from canary.judges.leading import judge_leading_garbage, leading_signature
+from canary.judges.refusal import judge_refusal
+from canary.judges.structured import judge_structured
+from canary.languages import LANGUAGE_NAMES, validate_language
+from canary.prompts import STATE_SCHEMA
+from canary.verdicts import Judgement, Reply, Verdict, worst
+
+CHECKS: tuple[str, ...] = ("refusal", "language", "corruption", "leading", "structured")
+CHOICES: tuple[str, ...] = (*CHECKS, "all")
+MAX_SCHEMA_BYTES = 1_000_000
+
+
+class InputError(ValueError):
+    """A bad input line, language or schema file; the message names the problem."""
+
+
+def load_schema(path: str | Path) -> dict[str, Any]:
+    """Read a JSON Schema (Draft 2020-12) from ``path``.
+
+    Raises InputError when the file is missing, unreadable, larger than 1 MB, not JSON,
+    not an object, or not a valid schema.
+    """
+    file = Path(path)
+    try:
+        if file.stat().st_size > MAX_SCHEMA_BYTES:
+            raise InputError(f"schema file {file} is larger than {MAX_SCHEMA_BYTES} bytes")
+        schema = json.loads(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read schema file {file}: {exc.strerror or exc}") from exc
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"schema file {file} is not JSON: {exc}") from exc
+    if not isinstance(schema, dict):
+        raise InputError(f"schema file {file} must hold a JSON object, not {type(schema).__name__}")
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise InputError(f"schema file {file} is not a valid JSON Schema: {exc.message}") from exc
+    return schema
+
+
+def judge_reply(
+    text: str, check: str, language: str = "en", schema: dict[str, Any] | None = None
+) -> list[Judgement]:
+    """The judgements of ``check`` (one of ``CHOICES``) on ``text`` in ``language``.
+
+    Returns one judgement, or five for ``all`` (in ``CHECKS`` order). Raises InputError
+    for an unknown check or language.
+    """
+    if check not in CHOICES:
+        raise InputError(f"unknown check {check!r}; expected one of {', '.join(CHOICES)}")
+    try:
+        code = validate_language(language)
+    except ValueError as exc:
+        raise InputError(str(exc)) from exc
+    reply = Reply(content=text, finish_reason="stop")
+    judges = {
+        "refusal": lambda: judge_refusal(reply, code),
+        "language": lambda: judge_language(reply, code),
+        "corruption": lambda: judge_corruption(reply),
+        "leading": lambda: judge_leading_garbage([leading_signature(text)]),
+        "structured": lambda: judge_structured(reply, STATE_SCHEMA if schema is None else schema),
+    }
+    if check == "all" and schema is None:
+        # A prose reply is not JSON: like a probe on an endpoint without structured
+        # outputs, "all" leaves the structured check out unless a schema is given.
+        judges["structured"] = lambda: Judgement(
+            Verdict.NOT_APPLICABLE, "structured_output", "No schema given: not judged.", {}
+        )
+    return [judges[name]() for name in (CHECKS if check == "all" else (check,))]
+
+
+def as_row(judgements: list[Judgement], check: str) -> dict[str, Any]:
+    """One output row: ``judge`` (the requested check), and ``check``, ``verdict``,
+    ``reason``, ``evidence`` of the deciding judgement (the worst, for ``all``, which
+    also lists every judgement under ``judgements``)."""
+    decided = worst(judgements)
+    row: dict[str, Any] = {"judge": check, **_plain(decided)}
+    if check == "all":
+        row["judgements"] = [_plain(j) for j in judgements]
+    return row
+
+
+def judge_line(
+    line: str, check: str, default_language: str = "en", schema: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Judge one JSON line ``{"text": ..., "language": ...}`` (``language`` optional).
+
+    Returns ``as_row(...)``, or ``{"error": "..."}`` naming what is wrong with the line
+    (not JSON, not an object, no string ``text``, unknown language); never raises for
+    bad input.
+    """
+    try:
+        record = json.loads(line)
+    except ValueError as exc:
+        return {"error": f"not JSON: {exc}"}
+    if not isinstance(record, dict):
+        return {"error": f"expected a JSON object, got {type(record).__name__}"}
+    text = record.get("text")
+    if not isinstance(text, str):
+        return {"error": "missing \"text\" (a string)"}
+    language = record.get("language") or default_language
+    if not isinstance(language, str) or language.strip().lower() not in LANGUAGE_NAMES:
+        return {
+            "error": f"unknown language {language!r}; expected one of {', '.join(LANGUAGE_NAMES)}"
+        }
+    try:
+        return as_row(judge_reply(text, check, language, schema), check)
+    except InputError as exc:
+        return {"error": str(exc)}
+
+
+def judge_pasted(text: str, language: str = "") -> dict[str, Any]:
+    """Every check on a reply pasted into the user-report page (``language`` empty →
+    English): ``as_row(..., "all")``, or ``{"error": ...}`` for an unknown language."""
+    try:
+        return as_row(judge_reply(text, "all", language or "en"), "all")
+    except InputError as exc:
+        return {"error": str(exc)}
+
+
+def _plain(judgement: Judgement) -> dict[str, Any]:
+    return {
+        "check": judgement.check,
+        "verdict": judgement.verdict.value,
+        "reason": judgement.reason,
+        "evidence": judgement.evidence,
+    }

@@ -1,0 +1,45 @@
+"""``python manage.py judge_text --check {refusal,language,corruption,leading,structured,all}
+[--language CODE] [--schema FILE]``: judge replies given as JSON lines on stdin.
+
+Each input line is ``{"text": "...", "language": "pt"}`` (``language`` optional, default
+``--language``); each output line is the judgement a probe would give that text
+(``canary.judges.run``): ``line``, ``judge``, ``check``, ``verdict``, ``reason``,
+``evidence``, or ``line`` and ``error`` for a bad input line (the run goes on). A bad
+``--schema`` file or ``--language`` is refused before any line is read.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from canary.judges import run, warm_up
+from canary.languages import validate_language
+
+
+class Command(BaseCommand):
+    help = "Judge replies read as JSON lines on stdin; one JSON verdict line per input line."
+    stealth_options = ("stdin",)  # call_command(..., stdin=StringIO(...)) in tests
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--check", required=True, choices=run.CHOICES)
+        parser.add_argument("--language", default="en", help="default language (ISO 639-1)")
+        parser.add_argument("--schema", default=None, help="JSON Schema file for structured")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        try:
+            language = validate_language(opts["language"])
+            schema = run.load_schema(opts["schema"]) if opts["schema"] else None
+        except (ValueError, run.InputError) as exc:
+            raise CommandError(f"{'--schema' if opts['schema'] else '--language'}: {exc}") from exc
+        if opts["check"] in ("language", "all"):
+            warm_up()
+        stdin = opts.get("stdin") or sys.stdin
+        for number, line in enumerate(stdin, start=1):
+            if not line.strip():
+                continue
+            row = run.judge_line(line, opts["check"], language, schema)
+            self.stdout.write(json.dumps({"line": number, **row}, ensure_ascii=False))

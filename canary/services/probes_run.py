@@ -1,0 +1,179 @@
+"""Run and store the probes of a round's endpoints: the one path that the Celery task
+(one endpoint) and the manual round (every endpoint) share.
+
+Deduplication (a redelivered task runs only what has not reported), the per-provider
+rate limit, the thread pool and the hand-back of the database connection during the
+network waits all live here, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from canary import probes as probe_mod
+from canary.db import connection_release
+from canary.judges._guard import json_safe
+from canary.models import Endpoint, ProbeResult, Round
+from canary.probes import EndpointFacts, ProbeOutcome
+from canary.ratelimit import provider_limiter
+from canary.services.client import openrouter_client, probe_settings
+from canary.verdicts import Judgement, Verdict
+from openrouter.client import OpenRouterClient
+
+EXCERPT_CHARS = 600
+NO_TEXT = object()  # a reply without text: no leading signature to judge
+
+
+@dataclass(frozen=True)
+class ProbeJob:
+    """One probe to run: ids only, so it can travel in a Celery message."""
+
+    round_id: int
+    endpoint_id: int
+    kind: str
+    language: str
+
+
+def endpoint_facts(ep: Endpoint) -> EndpointFacts:
+    """What a probe needs to know of an endpoint row."""
+    return EndpointFacts(ep.tag, ep.provider_name, ep.supports_structured_outputs)
+
+
+def judgement_data(j: Judgement) -> dict[str, Any]:
+    """A judgement as JSON data for a column: ``{"verdict", "check", "reason", "evidence"}``."""
+    return {"verdict": j.verdict.value, "check": j.check, "reason": j.reason, "evidence": json_safe(j.evidence)}
+
+
+def evidence_data(value: Any) -> Any:
+    """Evidence made storable in a jsonb column: judgements become plain data, strings
+    lose NUL and lone surrogates (PostgreSQL's jsonb rejects them)."""
+    if isinstance(value, Judgement):
+        return judgement_data(value)
+    if isinstance(value, dict):
+        return {str(k): evidence_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [evidence_data(v) for v in value]
+    return json_safe(value)
+
+
+def probe_execute(job: ProbeJob, ep: Endpoint, client: OpenRouterClient | None = None) -> list[ProbeOutcome]:
+    """Run one probe job without touching the database: wait for the provider's rate
+    limit, pin the endpoint, judge. Never raises for upstream faults (they are verdicts)."""
+    provider_limiter().acquire(ep.provider.slug)
+    return probe_mod.probe_run(
+        job.kind, client or openrouter_client(), ep.model_id, endpoint_facts(ep), job.language, probe_settings()
+    )
+
+
+def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> ProbeResult:
+    """The row of one probe outcome: the probe's verdict and the round judgement's
+    inputs, each in its column; the final ``verdict`` is the round judgement's to write."""
+    call = o.call
+    usage = (call.usage or {}) if call is not None else {}
+    cost = usage.get("cost")
+    j = o.judgement
+    raw = o.extra.get("raw_judgement")
+    corruption = o.extra.get("corruption")
+    signature = o.extra.get("leading_signature", NO_TEXT)
+    return ProbeResult(
+        round=rnd,
+        endpoint=ep,
+        kind=o.kind,
+        sample=o.sample,
+        language=o.language,
+        prompt_id=o.prompt_id,
+        probe_verdict=j.verdict.value,
+        raw_verdict=raw.verdict.value if isinstance(raw, Judgement) else j.verdict.value,
+        check_name=j.check,
+        reason=j.reason,
+        evidence=evidence_data(j.evidence),
+        leading_signature=None if signature is NO_TEXT else (signature or ""),
+        corruption=judgement_data(corruption) if isinstance(corruption, Judgement) else None,
+        language_anomaly=bool(o.extra.get("anomaly")),
+        ttft_ms=call.ttft_ms if call is not None else None,
+        total_ms=call.total_ms if call is not None else None,
+        finish_reason=(o.reply.finish_reason or "") if o.reply is not None else "",
+        http_status=call.http_status if call is not None else None,
+        transport_kind=(call.transport_kind or "") if call is not None else "",
+        serving_provider=(call.serving_provider or "") if call is not None else "",
+        generation_id=(call.generation_id or "") if call is not None else "",
+        reply_excerpt=(o.reply.content or "")[:EXCERPT_CHARS] if o.reply is not None else "",
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        cost_usd=Decimal(str(cost)) if isinstance(cost, int | float) and not isinstance(cost, bool) else Decimal(0),
+        created_at=now,
+    )
+
+
+def judgement_from_data(data: Any) -> Judgement | None:
+    """The inverse of ``judgement_data`` (None for anything that is not one)."""
+    if not isinstance(data, dict) or "verdict" not in data:
+        return None
+    return Judgement(Verdict(data["verdict"]), data.get("check", ""), data.get("reason", ""), data.get("evidence") or {})
+
+
+def round_inputs_of(row: ProbeResult) -> ProbeOutcome:
+    """What the round judgement reads of a stored probe result: its probe verdict and
+    the per-reply inputs from their columns (``canary.probes.round_inputs``' shape)."""
+    extra: dict[str, Any] = {}
+    if row.leading_signature is not None:
+        extra["leading_signature"] = row.leading_signature or None
+    corruption = judgement_from_data(row.corruption)
+    if corruption is not None:
+        extra["corruption"] = corruption
+    if row.language_anomaly:
+        extra["anomaly"] = True
+    judgement = Judgement(Verdict(row.probe_verdict), row.check_name, row.reason, dict(row.evidence or {}))
+    return ProbeOutcome(row.kind, row.sample, row.language, row.prompt_id, judgement, extra=extra)
+
+
+def probe_record(rnd: Round, ep: Endpoint, outcomes: Sequence[ProbeOutcome], now: datetime) -> None:
+    """Store a probe's results; a redelivered probe never creates a second result (the
+    unique constraint on round, endpoint, kind and sample; conflicts are ignored)."""
+    ProbeResult.objects.bulk_create([_result_row(rnd, ep, o, now) for o in outcomes], ignore_conflicts=True)
+
+
+def endpoint_probes_run(
+    rnd: Round,
+    jobs: Sequence[ProbeJob],
+    *,
+    client: OpenRouterClient | None = None,
+    max_workers: int | None = None,
+) -> int:
+    """Run ``jobs`` (probes of ``rnd`` on one or more endpoints) that have not reported
+    yet and store each result as it completes (a crash mid-round keeps what finished).
+    Returns the number of probes run.
+
+    Probes wait on the network in a pool of ``max_workers`` threads (default: one per
+    job) that never touch the database; rows are read before and written from the
+    calling thread only (one connection, no cross-thread transactions), and that
+    connection goes back to the pool during the waits (``connection_release``).
+    """
+    reported = set(
+        ProbeResult.objects.filter(round=rnd, sample=0, endpoint_id__in={j.endpoint_id for j in jobs})
+        .values_list("endpoint_id", "kind")
+    )
+    todo = [job for job in jobs if (job.endpoint_id, job.kind) not in reported]
+    if not todo:
+        return 0
+    endpoints = {ep.pk: ep for ep in Endpoint.objects.filter(pk__in={j.endpoint_id for j in todo}).select_related("provider")}
+    client = client or openrouter_client()
+    connection_release()
+    with ThreadPoolExecutor(max_workers=max(1, max_workers or len(todo))) as pool:
+        futures = {pool.submit(probe_execute, job, endpoints[job.endpoint_id], client): job for job in todo}
+        for fut in as_completed(futures):
+            probe_record(rnd, endpoints[futures[fut].endpoint_id], fut.result(), rnd.started_at)
+            connection_release()
+    return len(todo)
+
+
+def round_probes_done(round_id: int) -> bool:
+    """Have all planned probes of the round reported?"""
+    expected = Round.objects.values_list("expected_probes", flat=True).get(pk=round_id)
+    done = ProbeResult.objects.filter(round_id=round_id, sample=0, kind__in=probe_mod.PROBE_KINDS).count()
+    return done >= expected

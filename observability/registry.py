@@ -1,0 +1,27 @@
+"""What a web scrape answers with: recorded samples, breakers, canary rows."""
+
+from __future__ import annotations
+
+from prometheus_client import generate_latest
+
+from observability.breakers import BreakerCollector
+from observability.canary import CanaryCollector
+from observability.exposition import render
+from observability.multiprocess import scrape_registry
+from routing.models import Route
+from routing.services import breaker_store
+
+
+def _route_names() -> list[str]:
+    return list(Route.objects.order_by("name").values_list("name", flat=True))
+
+
+_breakers = BreakerCollector(breaker_store, _route_names)
+_canary = CanaryCollector()
+
+
+def web_exposition() -> bytes:
+    """One scrape of the web app in the text format: every process's recorded samples,
+    then the breaker and canary families read now (``observability.views``)."""
+    recorded = generate_latest(scrape_registry())
+    return recorded + render([*_breakers.collect(), *_canary.collect()])

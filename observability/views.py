@@ -1,0 +1,28 @@
+"""``GET /metrics``: the Prometheus exposition, for a scraper holding a service token.
+
+Protected by a service token (``Authorization: Bearer <token>``, issued with
+``manage.py service_token issue prometheus``): the same tokens as the internal API, so a
+token can be revoked without a deploy. Celery workers expose theirs on a separate listen
+address instead (``observability.worker``), never published outside the compose network.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from core.tokens import service_token_verify
+from observability.registry import web_exposition
+
+
+@require_GET
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    """The metrics of every web process, the breaker state and the canary's aggregates,
+    in the Prometheus text format 0.0.4. 401 without a valid service token."""
+    if not service_token_verify(request.headers.get("Authorization")):
+        response = HttpResponse("a valid service token is required: Authorization: Bearer <token>\n",
+                                status=401, content_type="text/plain")
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    return HttpResponse(web_exposition(), content_type=CONTENT_TYPE_LATEST)

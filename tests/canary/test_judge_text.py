@@ -1,0 +1,94 @@
+"""``manage.py judge_text``: JSON lines in, one judgement line out per input, the same
+judgement a probe would give (``canary.judges.run``)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from canary.judges import judge_language, judge_refusal
+from canary.judges.run import InputError, judge_line, judge_reply, load_schema
+from canary.verdicts import Reply
+
+REFUSAL = "I'm sorry, but I cannot provide instructions on how to do that."
+STORY = "Ela sorriu e abriu a porta do farol, onde o vento assobiava entre as pedras antigas."
+
+
+def run(lines: list[str], *args: str) -> list[dict]:
+    out = io.StringIO()
+    call_command("judge_text", *args, stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out)
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_each_line_gets_the_judgement_a_probe_would_give() -> None:
+    rows = run(
+        [json.dumps({"text": REFUSAL, "language": "en"}), json.dumps({"text": STORY})],
+        "--check", "refusal", "--language", "pt",
+    )
+    assert [r["line"] for r in rows] == [1, 2]
+    probe = judge_refusal(Reply(content=REFUSAL, finish_reason="stop"), "en")
+    assert (rows[0]["check"], rows[0]["verdict"], rows[0]["reason"]) == (probe.check, probe.verdict.value, probe.reason)
+    assert rows[0]["evidence"]["matched"] == probe.evidence["matched"]
+    assert (rows[1]["judge"], rows[1]["verdict"]) == ("refusal", "pass")
+
+
+def test_language_check_matches_the_judge() -> None:
+    (row,) = run([json.dumps({"text": STORY, "language": "pt"})], "--check", "language")
+    assert row["verdict"] == judge_language(Reply(content=STORY), "pt").verdict.value == "pass"
+
+
+def test_bad_lines_give_an_error_line_and_the_run_goes_on() -> None:
+    rows = run(
+        ["not json", "[1, 2]", json.dumps({"language": "pt"}), json.dumps({"text": STORY, "language": "xx"}),
+         json.dumps({"text": STORY, "language": "pt"})],
+        "--check", "all",
+    )
+    assert [r["line"] for r in rows] == [1, 2, 3, 4, 5]
+    assert rows[0]["error"].startswith("not JSON")
+    assert "JSON object" in rows[1]["error"]
+    assert '"text"' in rows[2]["error"]
+    assert "unknown language 'xx'" in rows[3]["error"]
+    assert rows[4]["judge"] == "all" and len(rows[4]["judgements"]) == 5
+    assert rows[4]["verdict"] != "fail"
+
+
+def test_all_leaves_structured_out_without_a_schema_and_judges_it_with_one(tmp_path: Path) -> None:
+    (row,) = run([json.dumps({"text": STORY, "language": "pt"})], "--check", "all")
+    structured = next(j for j in row["judgements"] if j["check"] == "structured_output")
+    assert structured["verdict"] == "not_applicable"
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"type": "object", "required": ["mood"]}))
+    (row,) = run([json.dumps({"text": '{"mood": "calm"}'})], "--check", "structured", "--schema", str(schema))
+    assert (row["check"], row["verdict"]) == ("structured_output", "pass")
+    (row,) = run([json.dumps({"text": '{"x": 1}'})], "--check", "structured", "--schema", str(schema))
+    assert row["verdict"] == "fail"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("{not json", "is not JSON"), ("[1]", "must hold a JSON object"), ('{"type": 5}', "not a valid JSON Schema")],
+)
+def test_a_bad_schema_file_is_refused(tmp_path: Path, content: str, message: str) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text(content)
+    with pytest.raises(CommandError, match=message):
+        run([json.dumps({"text": "{}"})], "--check", "structured", "--schema", str(schema))
+
+
+def test_a_missing_schema_file_and_a_bad_language_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="cannot read schema file"):
+        run([], "--check", "structured", "--schema", str(tmp_path / "nope.json"))
+    with pytest.raises(CommandError, match="--language"):
+        run([], "--check", "refusal", "--language", "klingon")
+
+
+def test_the_pure_functions_name_the_problem() -> None:
+    with pytest.raises(InputError, match="unknown check"):
+        judge_reply("x", "vibes")
+    with pytest.raises(InputError, match="cannot read"):
+        load_schema("/nonexistent/schema.json")
+    assert judge_line("{}", "refusal") == {"error": 'missing "text" (a string)'}

@@ -1,0 +1,114 @@
+"""The on-call pages and /metrics over Django's test client, on the real database and Redis."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import timedelta
+
+import pytest
+import redis
+from django.contrib.auth.models import User
+from django.test import Client
+from django.utils import timezone
+
+from canary.models import Endpoint, Exclusion
+from core.tokens import service_token_issue
+from observability.fixtures import request_add
+from routing.models import Route
+from routing.services import breaker_store, gateway_reset
+from tests.observability.conftest import CANARY_MODEL, canary_state_create
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin() -> Client:
+    user = User.objects.create_superuser("root", password="pw-for-tests-only")  # noqa: S106
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def breaker_prefix(settings):
+    settings.ROUTING_BREAKER_PREFIX = f"test:breaker:{uuid.uuid4().hex}"
+    settings.ROUTING_BREAKER = {"consecutive": 2, "open_s": 30}
+    gateway_reset()
+    yield settings.ROUTING_BREAKER_PREFIX
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    keys = list(client.scan_iter(f"{settings.ROUTING_BREAKER_PREFIX}:*"))
+    if keys:
+        client.delete(*keys)
+
+
+def _pinned_routes() -> None:
+    for i in range(3):
+        Route.objects.create(name=f"watched-{i}", model_id=CANARY_MODEL, provider_tag=f"acme/v{i}", modalities=["text"],
+                             context_length=8192)
+
+
+def test_metrics_needs_a_service_token_and_exposes_breakers_and_canary(client, breaker_prefix):
+    canary_state_create(suspended=2, endpoints=3)
+    _pinned_routes()
+    now_ms = int(time.time() * 1000)
+    store = breaker_store()
+    for _ in range(2):
+        store.record("watched-0", now_ms, "transient")
+    assert client.get("/metrics").status_code == 401
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer nope").status_code == 401
+    _, token = service_token_issue("prometheus")
+    text = client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {token}").content.decode()
+    assert 'reverie_gateway_breaker_state{failure_class="transient",route="watched-0"} 2.0' in text
+    assert 'reverie_gateway_breaker_state{failure_class="transient",route="watched-1"} 0.0' in text
+    assert f'reverie_canary_suspensions_active{{model="{CANARY_MODEL}"}} 2.0' in text
+    assert f'reverie_canary_probe_verdicts{{check="structured",endpoint="acme/v0",model="{CANARY_MODEL}",verdict="fail"}} 1.0' in text
+    assert f'reverie_canary_weak_probes{{check="refusal",model="{CANARY_MODEL}"}} 1.0' in text
+    assert f'reverie_canary_rounds_total{{model="{CANARY_MODEL}",status="completed"}} 1.0' in text
+    assert f'reverie_canary_last_round_duration_seconds{{model="{CANARY_MODEL}"}} 30.0' in text
+
+
+def test_the_breakers_page_shows_state_failures_and_the_next_trial(admin, breaker_prefix):
+    canary_state_create(suspended=1, endpoints=3)
+    _pinned_routes()
+    now_ms = int(time.time() * 1000)
+    store = breaker_store()
+    store.record("watched-2", now_ms, "invalid_response")
+    store.record("watched-2", now_ms, "invalid_response")
+    page = admin.get("/admin/observability/breakerboard/").content.decode()
+    assert "1 open, 0 half-open." in page
+    row = page.split('<th scope="row">watched-2</th>')[1].split("</tr>")[0]
+    assert "invalid_response" in row and 'class="obs-open">open' in row
+    assert time.strftime("%Y-%m-%d %H:%M", time.gmtime((now_ms + 30_000) / 1000)) in row  # next half-open trial
+    closed = page.split('id="closed-routes"')[1]
+    assert "suspended until" in closed.split("watched-0")[1].split("</tr>")[0]
+
+
+def test_the_routes_list_says_when_the_canary_suspended_or_an_exclusion_covers_a_route(admin, breaker_prefix):
+    canary_state_create(suspended=1, endpoints=3)
+    _pinned_routes()
+    now = timezone.now()
+    Exclusion.objects.create(model_id=CANARY_MODEL, layer="incident", target="acme/v2", reason="outage",
+                             created_by="root", created_at=now, expires_at=now + timedelta(hours=2))
+    assert Endpoint.objects.filter(model_id=CANARY_MODEL).count() == 3
+    page = admin.get("/admin/routing/route/").content.decode()
+    cells = {name: page.split(f">{name}</a>")[1].split("</tr>")[0] for name in ("watched-0", "watched-1", "watched-2")}
+    assert "suspended until" in cells["watched-0"]
+    assert "excluded (incident)" in cells["watched-2"]
+    assert "suspended" not in cells["watched-1"] and "excluded" not in cells["watched-1"]
+
+
+def test_the_reliability_page_shows_each_window_and_the_masking_warning(admin):
+    now = timezone.now()
+    for i in range(30):
+        request_add(now - timedelta(minutes=90), contract="chat@1", attempts=[("alpha", "failed" if i < 9 else "accepted")],
+                    outcome="failed" if i < 9 else "accepted")
+    for i in range(30):
+        request_add(now - timedelta(minutes=20), contract="chat@1",
+                    attempts=[("alpha", "rejected"), ("beta", "accepted")] if i < 6 else [("alpha", "accepted")])
+    page = admin.get("/admin/observability/reliability/").content.decode()
+    for window in ("1h", "24h", "7d"):
+        assert f'id="window-{window}"' in page
+    warning = page.split('id="masking-warning"')[1].split("</div>")[0]
+    assert "Route <b>alpha</b> over 1h" in warning and "70% → 100%" in warning and "0% → 20%" in warning
+    assert 'id="roles-1h"' in page and "fallback" in page.split('id="roles-1h"')[1]
