@@ -249,8 +249,9 @@ def confirm_malformed(first: ProbeOutcome, again: Callable[[int], ProbeOutcome])
     if first.judgement.verdict != Verdict.FAIL or first.judgement.check != MALFORMED_BODY:
         return [first]
     outcomes = [first] + [again(sample) for sample in range(1, CONFIRMATION_SAMPLES + 1)]
+    # Not flagged as an ``anomaly``: that flag makes a language anomaly repeat its language
+    # next round, which a malformed body has nothing to do with.
     first.extra["raw_judgement"] = first.judgement
-    first.extra["anomaly"] = True
     first.judgement = majority([o.judgement for o in outcomes])
     return outcomes
 

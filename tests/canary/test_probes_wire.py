@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from pytest_httpserver import HTTPServer
 
-from canary.round_judgement import round_judge
 from canary.probes import MALFORMED_BODY, TTFT, EndpointFacts, ProbeSettings, probe_run
+from canary.round_judgement import round_judge
 from canary.verdicts import Verdict
 from openrouter.client import OpenRouterClient
 from tests.openrouter.scripted import CHAT_PATH, DONE, USAGE, chunk, frame
