@@ -175,7 +175,9 @@ def round_open(
 ) -> tuple[Round, list[ProbeJob]]:
     """Start a round: validate, claim the slot (scheduled rounds), discover, plan probes.
 
-    Returns the running ``Round`` and its probe jobs. Raises ValueError for bad
+    Returns the running ``Round`` and its probe jobs (none when the listing is empty: the
+    round then completes with no endpoints, and an audit row and a notification ask
+    whether the model was delisted or renamed). Raises ValueError for bad
     arguments, ``DuplicateRound`` when a scheduled round already holds the slot,
     ``SpendCapReached`` when a scheduled round would exceed the daily spend cap (a
     notification says so), ``RoundError`` when discovery fails (stored as a failed round).
@@ -218,6 +220,8 @@ def round_open(
         rnd.save()
         _discovery_failed(rnd, str(exc), now)
         raise RoundError(f"discovery of {model_id} failed: {exc}") from exc
+    if not endpoints:
+        _no_endpoints(rnd, now)
     repeats = {} if language else _language_repeats(model_id)
     jobs = [
         ProbeJob(rnd.pk, ep.pk, kind, repeats.get(ep.pk, lang))
@@ -331,6 +335,25 @@ def _discovery_failed(rnd: Round, error: str, now: datetime) -> None:
         reason=error[:2000], evidence={"round": rnd.pk}, created_at=now,
     )
     notification_create(Action.DISCOVERY_FAILED, f"discovery failed for {rnd.model_id}", error, model_id=rnd.model_id, decision=audit)
+
+
+NO_ENDPOINTS_TITLE = "the model lists no endpoints: is it delisted or renamed?"
+
+
+def _no_endpoints(rnd: Round, now: datetime) -> None:
+    """An empty listing is a finding, not an error: the round goes on with no endpoints
+    (nothing is suspended or restored by it), and admins are told, since a model that
+    stops listing endpoints has usually been delisted or renamed on OpenRouter."""
+    log.warning("round %s: %s lists no endpoints", rnd.pk, rnd.model_id)
+    body = (
+        f"{rnd.model_id}: OpenRouter's endpoint listing is empty (round {rnd.pk}); the round completed "
+        "with no endpoints. Check the model id on OpenRouter: is it delisted or renamed?"
+    )
+    audit = Decision.objects.create(
+        model_id=rnd.model_id, round=rnd, action=Action.LISTING_EMPTY, actor="canary",
+        reason=body, evidence={"round": rnd.pk}, created_at=now,
+    )
+    notification_create(Action.LISTING_EMPTY, f"{rnd.model_id}: {NO_ENDPOINTS_TITLE}", body, model_id=rnd.model_id, decision=audit)
 
 
 def _final_onto(row: ProbeResult, final: Judgement, fleet_rate: float | None) -> None:
