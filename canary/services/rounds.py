@@ -48,7 +48,7 @@ PROVIDER_SEEN_EVERY = timedelta(minutes=10)
 FINAL_FIELDS = ["verdict", "round_reason", "fleet_rate"]
 ENDPOINT_LISTING_FIELDS = [
     "provider", "provider_name", "quantization", "context_length", "supported_parameters",
-    "price_prompt_usd", "price_completion_usd", "active", "last_seen",
+    "price_prompt_usd", "price_completion_usd", "listing_problems", "active", "last_seen",
 ]
 
 
@@ -72,6 +72,10 @@ def endpoints_sync(model_id: str, infos: Iterable[Any], now: datetime) -> list[E
     at every slot). Provider rows are shared by every model's rounds, so they are written
     only when something changed (and ``last_seen`` at most every few minutes), each in its
     own short statement: rounds starting together must not queue on the same rows.
+
+    Listing fields that were sent but did not parse (``EndpointInfo.problems``) are stored
+    on the endpoint (``listing_problems``) and logged once per endpoint: when they first
+    appear or change, not on every round.
     """
     infos = [safe for safe in map(_column_safe, infos) if safe is not None]
     slugs = {info.provider_slug for info in infos}
@@ -91,12 +95,18 @@ def endpoints_sync(model_id: str, infos: Iterable[Any], now: datetime) -> list[E
             Provider.objects.filter(pk=provider.pk).update(name=info.provider_name, last_seen=now)
             provider.name, provider.last_seen = info.provider_name, now
 
+    known = dict(Endpoint.objects.filter(model_id=model_id, tag__in=[i.tag for i in infos]).values_list("tag", "listing_problems"))
+    for info in infos:
+        problems = list(getattr(info, "problems", ()))
+        if problems and problems != known.get(info.tag):
+            log.warning("endpoint listing of %s: %s sent fields that do not parse: %s", model_id, info.tag, "; ".join(problems))
     listed = {
         info.tag: Endpoint(
             model_id=model_id, tag=info.tag, provider=providers[info.provider_slug], provider_name=info.provider_name,
             quantization=info.quantization or "", context_length=info.context_length,
             supported_parameters=list(info.supported_parameters), price_prompt_usd=info.pricing_prompt,
-            price_completion_usd=info.pricing_completion, active=True, first_seen=now, last_seen=now,
+            price_completion_usd=info.pricing_completion, listing_problems=list(getattr(info, "problems", ())),
+            active=True, first_seen=now, last_seen=now,
         )
         for info in infos
     }
