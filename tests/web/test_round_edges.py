@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from canary.models import Decision, Notification, Round
+from canary.models import Decision, ModelConfig, Notification, Round
 from canary.terms import Action
 from tests.conftest import FLEETS
 
@@ -64,3 +64,11 @@ def test_a_manual_round_closes_rounds_stuck_running_like_the_scheduled_trigger(s
     assert stuck.status == Round.Status.COMPLETED and stuck.finished_at is not None
     assert within_budget.status == Round.Status.RUNNING  # still inside its budget: left alone
     assert f"closed 1 round(s) of {MODEL} stuck running past their budget: {stuck.pk}" in err
+
+
+def test_the_dashboards_take_an_upper_cased_model_id_for_the_same_model(operator: Client, settings):
+    settings.CANARY_MODEL = "acme/other-model"
+    for model in (MODEL, "acme/other-model"):
+        ModelConfig.objects.create(model_id=model)
+    page = operator.get(reverse("admin:canary_round_health"), {"model": MODEL.upper()})
+    assert page.context["model"] == MODEL
