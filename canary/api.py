@@ -167,8 +167,10 @@ OPENAPI: dict[str, Any] = {
                     {"name": "X-Routing-Contract", "in": "header", "required": True, "schema": {"type": "string"},
                      "example": "invoice-extract@3", "description": "contract name @ version"},
                     {"name": "Idempotency-Key", "in": "header", "required": False,
-                     "schema": {"type": "string", "minLength": 1, "maxLength": 255},
-                     "description": "operation id: a repeat returns the first answer (Idempotent-Replayed: true)"},
+                     "schema": {"type": "string", "minLength": 1, "maxLength": 100},
+                     "description": ("operation id, on any contract (required with side effects): a repeat of an accepted "
+                                     "request with the same body returns the first answer (Idempotent-Replayed: true); "
+                                     "another body with the same key is a 422")},
                 ],
                 "requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object"}}}},
                 "responses": {
@@ -205,13 +207,16 @@ OPENAPI["components"]["schemas"]["GatewayError"] = {
     "properties": {
         "error": {
             "type": "object",
-            "required": ["type", "code", "failure_class", "message"],
+            "required": ["type", "code", "failure_class", "message", "operation_id"],
             "properties": {
                 "type": {"const": "routing_error"},
                 "code": {"type": "string"},
                 "failure_class": {"enum": ["permanent", "transient", "incompatible", "invalid_response", "ambiguous"]},
                 "message": {"type": "string"},
-                "operation_id": {"type": "string"},
+                "operation_id": {
+                    "type": "string", "minLength": 1,
+                    "description": "the id to quote for this failure, also in X-Routing-Operation-Id: every error has one, refusals before any attempt included",
+                },
                 "contract": {"type": ["string", "null"]},
                 "attempts": {"type": "array", "items": {"type": "object"}, "description": "one entry per attempt: route, status, failure class, latency ms, validation"},
                 "rejected_routes": {"type": ["object", "array", "null"]},

@@ -62,6 +62,10 @@ class Endpoint(models.Model):
     price_prompt_usd = models.DecimalField(max_digits=20, decimal_places=12, null=True, blank=True)
     price_completion_usd = models.DecimalField(max_digits=20, decimal_places=12, null=True, blank=True)
     positive_control_kinds = models.JSONField(default=list, blank=True)
+    # Fields of the last listing that were sent but did not parse (``EndpointInfo.problems``,
+    # e.g. "pricing.prompt: 'abc' is not a number"): shown on the endpoint page, so an
+    # empty price is never mistaken for a free endpoint.
+    listing_problems = models.JSONField(default=list, blank=True)
     active = models.BooleanField(default=True, help_text="Listed by the last discovery.")
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()

@@ -38,8 +38,14 @@ CORRUPTION = "corruption"
 ROUND_CHECKS: tuple[str, ...] = (LEADING_GARBAGE, CORRUPTION)
 ALL_KINDS: tuple[str, ...] = PROBE_KINDS + ROUND_CHECKS
 
-# Two more samples after a language anomaly; the majority of three decides (issue 3, point 1).
+# Two more samples after a language anomaly or a malformed body; the majority of three
+# decides (issue 3, point 1).
 CONFIRMATION_SAMPLES = 2
+# The check of a completed HTTP 200 whose body or SSE frame never parsed: the endpoint was
+# reachable and produced malformed output, a degradation, not a transport error.
+MALFORMED_BODY = "malformed_body"
+# How much of the provider's error message a transport-error reason quotes (characters).
+REASON_MESSAGE_CHARS = 200
 
 
 class ChatClient(Protocol):
@@ -102,33 +108,59 @@ class ProbeOutcome:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def _quoted(text: str | None, limit: int = REASON_MESSAGE_CHARS) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def transport_judgement(call: Call) -> Judgement | None:
     """Map a call that produced no usable reply to a verdict, or None when it completed.
 
-    Transport errors (connect, timeout, 429, 5xx, error chunk, reset, oversize or invalid
-    body) are never quality failures (issue 2). A reply served by a provider other than
-    the pin is no evidence about the pinned endpoint: ``inconclusive``.
-    A 403 moderation error is the host refusing content: a ``moderation`` judgement that
-    the refusal probe turns into a failure.
+    Transport errors (connect, timeout, 429, 5xx, error chunk, reset, oversize body) are
+    never quality failures (issue 2); their reason and evidence carry the HTTP status,
+    the provider's error message and a short body excerpt (``Call.body_excerpt``).
+    An HTTP 200 whose body or SSE frame never parsed (``invalid_body`` after a 2xx) is
+    a completed exchange that produced malformed output: a ``malformed_body`` failure of
+    the probe, with the excerpt as evidence, which the probes confirm by the majority of
+    three samples (``confirm_malformed``). A reply served by a provider other than the
+    pin is no evidence about the pinned endpoint: ``inconclusive``. A 403 moderation
+    error is the host refusing content: a ``moderation`` judgement that the refusal
+    probe turns into a failure.
     """
+    excerpt = call.body_excerpt
     if call.outcome == "transport_error":  # vocabulary: the client's call outcome, not a verdict
         if call.transport_kind == "moderation":
             return Judgement(
                 Verdict.FAIL,
                 "moderation",
                 f"the host refused the request with HTTP {call.http_status} (moderation)",
-                {"http_status": call.http_status, "message": call.error_message},
+                {"http_status": call.http_status, "message": call.error_message, "body_excerpt": excerpt},
             )
+        if call.transport_kind == "invalid_body" and call.http_status is not None and 200 <= call.http_status < 300:
+            return Judgement(
+                Verdict.FAIL,
+                MALFORMED_BODY,
+                f"HTTP {call.http_status}, but the body never parsed ({_quoted(call.error_message)})"
+                + (f": {excerpt!r}" if excerpt else ""),
+                {"http_status": call.http_status, "message": call.error_message, "body_excerpt": excerpt},
+            )
+        detail = [call.transport_kind or "unknown"]
+        if call.http_status:
+            detail.append(f"HTTP {call.http_status}")
+        if call.error_message:
+            detail.append(_quoted(call.error_message))
+        reason = f"transport error ({', '.join(detail)})"
+        if excerpt:
+            reason += f"; body: {excerpt!r}"
         return Judgement(
             Verdict.TRANSPORT_ERROR,
             f"transport:{call.transport_kind}",
-            f"transport error ({call.transport_kind}"
-            + (f", HTTP {call.http_status}" if call.http_status else "")
-            + "): no evidence about quality",
+            reason + ": no evidence about quality",
             {
                 "transport_kind": call.transport_kind,
                 "http_status": call.http_status,
                 "message": call.error_message,
+                "body_excerpt": excerpt,
                 "retry_after_s": call.retry_after_s,
             },
         )
@@ -208,21 +240,44 @@ def round_inputs(kind: str, reply: Reply) -> dict[str, Any]:
     return inputs
 
 
+def confirm_malformed(first: ProbeOutcome, again: Callable[[int], ProbeOutcome]) -> list[ProbeOutcome]:
+    """``[first]``, or, when ``first`` is a ``malformed_body`` failure, ``first`` and
+    ``CONFIRMATION_SAMPLES`` more samples (``again(sample)`` sends the same request),
+    with ``first.judgement`` replaced by the majority of the three (``majority``: 2 of 3
+    malformed fail; transport errors count for neither side), as other anomalies are
+    confirmed. The raw judgement of the first sample is kept in ``extra``."""
+    if first.judgement.verdict != Verdict.FAIL or first.judgement.check != MALFORMED_BODY:
+        return [first]
+    outcomes = [first] + [again(sample) for sample in range(1, CONFIRMATION_SAMPLES + 1)]
+    # Not flagged as an ``anomaly``: that flag makes a language anomaly repeat its language
+    # next round, which a malformed body has nothing to do with.
+    first.extra["raw_judgement"] = first.judgement
+    first.judgement = majority([o.judgement for o in outcomes])
+    return outcomes
+
+
+def _sampled(kind: str, language: str, prompt: Prompt, send: Callable[[], Any], judge: Callable[[Reply], Judgement], *, moderation_counts: bool = False) -> list[ProbeOutcome]:
+    """One judged request, confirmed by more samples when its body was malformed."""
+
+    def sample(n: int) -> ProbeOutcome:
+        return _judged(kind, n, language, prompt, send(), judge, moderation_counts=moderation_counts)
+
+    return confirm_malformed(sample(0), sample)
+
+
 def probe_ttft(client: ChatClient, model_id: str, ep: EndpointFacts, language: str, s: ProbeSettings) -> list[ProbeOutcome]:
     """Time to first token on a streamed everyday turn (fail past ``ttft_limit_s``)."""
     prompt = scene_prompt(language, variant=1)
-    call = _call(client, model_id, ep, prompt, s, stream=True)
     limit_ms = s.ttft_limit_s * 1000.0
-    return [_judged(TTFT, 0, language, prompt, call, lambda r: judges.judge_ttft(r, limit_ms))]
+    return _sampled(TTFT, language, prompt, lambda: _call(client, model_id, ep, prompt, s, stream=True),
+                    lambda r: judges.judge_ttft(r, limit_ms))
 
 
 def probe_refusal(client: ChatClient, model_id: str, ep: EndpointFacts, language: str, s: ProbeSettings) -> list[ProbeOutcome]:
     """Filters and silent refusals on a fixed accepted roleplay continuation."""
     prompt = refusal_prompt(language)
-    call = _call(client, model_id, ep, prompt, s, stream=True)
-    return [
-        _judged(REFUSAL, 0, language, prompt, call, lambda r: judges.judge_refusal(r, language), moderation_counts=True)
-    ]
+    return _sampled(REFUSAL, language, prompt, lambda: _call(client, model_id, ep, prompt, s, stream=True),
+                    lambda r: judges.judge_refusal(r, language), moderation_counts=True)
 
 
 def probe_structured(client: ChatClient, model_id: str, ep: EndpointFacts, language: str, s: ProbeSettings) -> list[ProbeOutcome]:
@@ -249,8 +304,8 @@ def probe_structured(client: ChatClient, model_id: str, ep: EndpointFacts, langu
         ]
     # Streamed like the other probes, so one TTFT limit bounds every probe: a silent host
     # costs the round that limit, not the whole-call timeout.
-    call = _call(client, model_id, ep, prompt, s, stream=True, structured=True)
-    return [_judged(STRUCTURED, 0, language, prompt, call, lambda r: judges.judge_structured(r, STATE_SCHEMA))]
+    return _sampled(STRUCTURED, language, prompt, lambda: _call(client, model_id, ep, prompt, s, stream=True, structured=True),
+                    lambda r: judges.judge_structured(r, STATE_SCHEMA))
 
 
 def majority(judgements: Sequence[Judgement]) -> Judgement:
@@ -301,7 +356,8 @@ def probe_language(client: ChatClient, model_id: str, ep: EndpointFacts, languag
         first.extra["raw_judgement"] = first.judgement
         first.extra["anomaly"] = True
         first.judgement = decided
-    return outcomes
+        return outcomes
+    return confirm_malformed(first, lambda n: _judged(LANGUAGE, n, language, prompt, _call(client, model_id, ep, prompt, s, stream=True), judge))
 
 
 PROBES: dict[str, Callable[[ChatClient, str, EndpointFacts, str, ProbeSettings], list[ProbeOutcome]]] = {

@@ -76,7 +76,9 @@ def round_start_task(model_id: str, now_iso: str | None = None) -> dict[str, Any
     by_endpoint = {(job.endpoint_id, job.language) for job in jobs}
     for endpoint_id, language in sorted(by_endpoint):
         endpoint_probes_task.delay(rnd.pk, endpoint_id, language)
-    budget = settings.CANARY_ROUND_BUDGET_S
+    # No jobs (an empty listing): nothing will report, so the round is finalised now
+    # rather than when its budget runs out.
+    budget = settings.CANARY_ROUND_BUDGET_S if jobs else 0
     round_finalize_task.apply_async((rnd.pk,), countdown=budget)
     return {"status": "started", "round": rnd.pk, "probes": len(jobs), "closed": closed}
 

@@ -42,6 +42,7 @@ class Action(StrEnum):
     MODE_CHANGED = "mode_changed"
     WEAK_PROBE = "weak_probe"
     DISCOVERY_FAILED = "discovery_failed"
+    LISTING_EMPTY = "listing_empty"
 
 
 class Layer(StrEnum):

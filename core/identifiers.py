@@ -7,10 +7,13 @@ MODEL_ID_MAX = 200  # the model_id columns' length
 
 
 def validate_model_id(value: str) -> str:
-    """``value`` stripped, if it is an OpenRouter model id ``author/slug`` (at most 200
-    characters, no whitespace or control characters). Raises ValueError saying what is
-    wrong otherwise."""
-    model_id = value.strip()
+    """The canonical form of ``value``, an OpenRouter model id ``author/slug`` (at most 200
+    characters, no whitespace or control characters): stripped and lower-cased, so
+    ``Meta-Llama/Llama-3.3-70B-Instruct`` and ``meta-llama/llama-3.3-70b-instruct`` name one
+    model (OpenRouter's ids are lower case: OpenRouter API docs, Models). Every entry point
+    (API queries, commands, files, routes, exclusions) passes ids through here before they
+    are compared or stored. Raises ValueError saying what is wrong otherwise."""
+    model_id = value.strip().lower()
     if "/" not in model_id.strip("/"):
         raise ValueError(f"a model id must look like 'author/slug', got {value!r}")
     if len(model_id) > MODEL_ID_MAX:

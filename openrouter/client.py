@@ -349,7 +349,7 @@ class OpenRouterClient:
             reasons = error.metadata.get("reasons")
             if isinstance(reasons, list) and reasons:
                 message = f"{message} (reasons: {', '.join(str(r) for r in reasons)})"
-        return ctx.call(kind=status_kind(status, error), error=error, message=message)
+        return ctx.call(kind=status_kind(status, error), error=error, message=message, body=raw)
 
     def _read_plain(self, response: httpx.Response, ctx: CallContext, total_deadline: float) -> Call:
         raw = self._read_capped(response, ctx, total_deadline)
@@ -358,12 +358,12 @@ class OpenRouterClient:
         try:
             parsed = parse_chat_body(raw, invalid_utf8="replace")
         except InvalidBodyError as exc:
-            return ctx.call(kind="invalid_body", message=str(exc))
+            return ctx.call(kind="invalid_body", message=str(exc), body=raw)
         total_ms = ctx.elapsed_ms()
         if parsed.error is not None:
             return ctx.call(
                 kind="error_chunk", error=parsed.error, provider=parsed.provider, generation_id=parsed.generation_id,
-                usage=parsed.usage, total_ms=total_ms,
+                usage=parsed.usage, total_ms=total_ms, body=raw,
             )
         reply = Completion(
             content=parsed.content, finish_reason=parsed.finish_reason, reasoning=parsed.reasoning, refusal=parsed.refusal,
@@ -380,11 +380,14 @@ class OpenRouterClient:
             first_token_seen=lambda: acc.ttft_ms is not None,
         )
         frames = SSEFrames(self.max_line_bytes)
+        # The data frame being read, the evidence of a failure (a frame that did not parse,
+        # an error chunk, the last frame before the stream broke).
+        last: list[bytes] = []
 
         def fail(kind: TransportKind, message: str, error: ErrorInfo | None = None) -> Call:
             return ctx.call(
                 kind=kind, message=message if error is None else None, error=error, provider=acc.provider,
-                generation_id=acc.generation_id, usage=acc.usage, ttft_ms=acc.ttft_ms,
+                generation_id=acc.generation_id, usage=acc.usage, ttft_ms=acc.ttft_ms, body=last[0] if last else None,
             )
 
         def complete(*, first_token_timeout: bool = False) -> Call:
@@ -405,6 +408,7 @@ class OpenRouterClient:
         try:
             for chunk in chunks:
                 for data in frames.feed(chunk):
+                    last[:] = [data]
                     acc.feed(data, at_ms=ctx.elapsed_ms())
                     # Stop at [DONE]; stop at an error chunk too, because OpenRouter ends
                     # the stream after it (with or without [DONE]).
@@ -449,6 +453,7 @@ class OpenRouterClient:
         # kept (``openrouter.sse``); one cut inside its JSON is a truncated stream.
         try:
             for data in frames.end():
+                last[:] = [data]
                 acc.feed(data, at_ms=ctx.elapsed_ms())
         except TooLargeError as exc:
             return fail("too_large", str(exc))

@@ -28,7 +28,10 @@ class EndpointInfo:
     ("xAI", "SambaNova"). ``pricing_prompt`` and ``pricing_completion`` are USD per token
     (None when absent or not a number). ``context_length`` and ``max_completion_tokens``
     are tokens. ``status`` is OpenRouter's int code (0 normal; -2 seen with degraded
-    uptime; others undocumented). ``raw`` is the endpoint object as sent.
+    uptime; others undocumented). ``raw`` is the endpoint object as sent. ``problems``
+    names each field that was present but did not parse (``"pricing.prompt: 'abc' is
+    not a number"``): its value above is None, and the caller must say so rather than
+    store it as silently empty.
     """
 
     tag: str
@@ -42,6 +45,7 @@ class EndpointInfo:
     max_completion_tokens: int | None
     status: int | None
     raw: dict[str, Any] = field(repr=False, compare=False)
+    problems: tuple[str, ...] = ()
 
 
 def slugify_provider(name: str) -> str:
@@ -64,7 +68,8 @@ def same_provider(a: str | None, b: str | None) -> bool:
 def parse_endpoints_body(raw: bytes) -> list[EndpointInfo]:
     """Parse an endpoints body into ``EndpointInfo`` rows (``"endpoints": []`` gives []).
 
-    Numeric fields that are missing or not numbers become None. Raises
+    Numeric fields that are missing or not numbers become None; one that was sent but
+    does not parse is also named in the row's ``problems``. Raises
     ``DiscoveryError`` when the body is not JSON, ``data.endpoints`` is not a list, or an
     entry has neither ``tag`` nor ``provider_name`` (it could not be pinned).
     """
@@ -89,6 +94,22 @@ def parse_endpoints_body(raw: bytes) -> list[EndpointInfo]:
         if not isinstance(pricing, dict):
             pricing = {}
         params = entry.get("supported_parameters")
+        parsed = {
+            "pricing.prompt": (pricing.get("prompt"), decimal_or_none(pricing.get("prompt")), "a number (USD per token)"),
+            "pricing.completion": (pricing.get("completion"), decimal_or_none(pricing.get("completion")), "a number (USD per token)"),
+            "context_length": (entry.get("context_length"), int_or_none(entry.get("context_length")), "an integer (tokens)"),
+            "max_completion_tokens": (entry.get("max_completion_tokens"), int_or_none(entry.get("max_completion_tokens")), "an integer (tokens)"),
+            "quantization": (entry.get("quantization"), str_or_none(entry.get("quantization")), "a string"),
+        }
+        problems = [
+            f"{name}: {excerpt(repr(sent), 80)} is not {what}"
+            for name, (sent, value, what) in parsed.items()
+            if sent is not None and value is None
+        ]
+        if entry.get("pricing") is not None and not isinstance(entry.get("pricing"), dict):
+            problems.append(f"pricing: {excerpt(repr(entry.get('pricing')), 80)} is not an object")
+        if params is not None and not isinstance(params, list):
+            problems.append(f"supported_parameters: {excerpt(repr(params), 80)} is not a list")
         result.append(
             EndpointInfo(
                 tag=tag or slug,
@@ -102,6 +123,7 @@ def parse_endpoints_body(raw: bytes) -> list[EndpointInfo]:
                 max_completion_tokens=int_or_none(entry.get("max_completion_tokens")),
                 status=int_or_none(entry.get("status")),
                 raw=entry,
+                problems=tuple(problems),
             )
         )
     return result

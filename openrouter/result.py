@@ -15,7 +15,7 @@ import httpx
 
 from openrouter.endpoints import same_provider
 from openrouter.errors import ErrorInfo, is_moderation_error, parse_retry_after
-from openrouter.values import int_or_none
+from openrouter.values import EXCERPT_CHARS, excerpt, int_or_none
 
 TransportKind = Literal[
     "connect", "timeout", "http_429", "http_5xx", "http_4xx", "moderation", "error_chunk", "reset", "invalid_body", "too_large",
@@ -81,7 +81,10 @@ class Call:
     ``generation_id`` is the body ``id`` or the ``X-Generation-Id`` header. ``usage`` is
     the last usage object as sent. ``total_ms`` is the whole call in milliseconds;
     ``ttft_ms`` the time from sending the request to the first non-empty content delta
-    (None when none arrived or the call was not streamed).
+    (None when none arrived or the call was not streamed). ``body_excerpt`` is a short
+    excerpt (``openrouter.values.excerpt``, 300 characters) of what came back when the
+    call failed with a body: the error body of a non-2xx status or an HTTP-200 error, the
+    body or SSE data frame that did not parse, the last data frame before a stream broke.
     """
 
     outcome: Literal["completed", "transport_error"]
@@ -98,6 +101,7 @@ class Call:
     usage: dict[str, Any] | None
     total_ms: float
     ttft_ms: float | None
+    body_excerpt: str | None = None
 
 
 @dataclass
@@ -135,8 +139,10 @@ class CallContext:
         ttft_ms: float | None = None,
         first_token_timeout: bool = False,
         total_ms: float | None = None,
+        body: bytes | str | None = None,
     ) -> Call:
-        """The ``Call``: completed when ``reply`` is given, else a transport error of ``kind``."""
+        """The ``Call``: completed when ``reply`` is given, else a transport error of
+        ``kind``; ``body`` (raw bytes or a decoded frame) becomes the ``body_excerpt``."""
         serving = provider or (error.provider_name if error else None) or self.header_provider
         mismatch = serving is not None and self.expected_provider is not None and not same_provider(serving, self.expected_provider)
         return Call(
@@ -154,7 +160,17 @@ class CallContext:
             usage=usage,
             total_ms=total_ms if total_ms is not None else self.elapsed_ms(),
             ttft_ms=ttft_ms,
+            body_excerpt=body_excerpt_of(body),
         )
+
+
+def body_excerpt_of(body: bytes | str | None) -> str | None:
+    """A short, whitespace-collapsed excerpt of ``body`` (bytes decoded as UTF-8 with
+    replacement), or None when there is nothing to show."""
+    if body is None:
+        return None
+    text = body[:4 * EXCERPT_CHARS].decode("utf-8", errors="replace") if isinstance(body, bytes) else body
+    return excerpt(text) or None
 
 
 def completion_tokens(usage: dict[str, Any] | None) -> int | None:

@@ -16,6 +16,8 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from routing.responses import error_reply
+
 log = logging.getLogger(__name__)
 _MESSAGE = "the database is unavailable; retry after the Retry-After delay"
 
@@ -31,7 +33,8 @@ def database_unavailable_body(path: str) -> dict[str, object] | None:
     if path.startswith("/api/"):
         return {"error": {"code": 503, "message": _MESSAGE}}
     if path.startswith("/v1/"):
-        return {"error": {"type": "routing_error", "code": "database_unavailable", "failure_class": "transient", "message": _MESSAGE}}
+        # error_reply: the gateway's one error shape, with an operation_id to quote.
+        return error_reply(503, "database_unavailable", _MESSAGE, failure_class="transient").body
     return None
 
 
@@ -54,5 +57,8 @@ class DatabaseUnavailableMiddleware:
             return None
         log.error("database unavailable on %s %s: %s", request.method, request.path_info, exception)
         response = JsonResponse(body, status=503)
+        error = body.get("error")
+        if isinstance(error, dict) and "operation_id" in error:
+            response["X-Routing-Operation-Id"] = error["operation_id"]
         response["Retry-After"] = str(settings.DATABASE_UNAVAILABLE_RETRY_AFTER_S)
         return response

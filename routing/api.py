@@ -17,9 +17,9 @@ from django.views.decorators.csrf import csrf_exempt
 
 from core.tokens import service_token_verify
 from routing.responses import HEADER_CONTRACT, HEADER_LANGUAGE, GatewayReply, error_reply, sse_body
-from routing.services import chat_completion_create
+from routing.services import IDEMPOTENCY_KEY_MAX, chat_completion_create
 
-_MAX_KEY = 255
+_MAX_KEY = IDEMPOTENCY_KEY_MAX
 
 
 def post_only(view: Any) -> Any:

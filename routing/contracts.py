@@ -19,7 +19,7 @@ combination (fallbacks without an attempt budget, hedging with side effects) rai
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -363,6 +363,39 @@ def contract_from_dict(data: Mapping[str, Any]) -> Contract:
              f"connect_s + generation_s + validation_s = {contract.allowances.required_s:g} s exceeds deadline_s {contract.deadline_s:g} s: no attempt could ever start")
     _require(contract.backoff_base_s <= contract.backoff_cap_s, "backoff_base_s must not exceed backoff_cap_s")
     return contract
+
+
+_MISSING = object()
+
+
+def file_names_unique(entries: Sequence[Any]) -> None:
+    """Refuse a contract file where two entries carry one ``name``: which of them would
+    be the next version is not the file's to leave to load order. Raises
+    ``ContractError`` naming both entries (0-based) and the name."""
+    first: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        name = entry.get("name") if isinstance(entry, Mapping) else None
+        if not isinstance(name, str):
+            continue
+        if name in first:
+            raise ContractError(f"entries {first[name]} and {i} both name the contract {name!r}: one entry per name")
+        first[name] = i
+
+
+def file_version_check(entry: Mapping[str, Any], assigned: int) -> None:
+    """Refuse a file entry whose ``version`` is not ``assigned``, the version the load
+    gives it (the latest stored version when the entry equals it, the next one
+    otherwise, 1 for a new name), so the number a reviewer reads in the file is the
+    number callers will send in ``X-Routing-Contract``. Raises ``ContractError`` with the
+    entry's name and both numbers for a mismatch, a missing or a non-integer version."""
+    name = entry.get("name")
+    given = entry.get("version", _MISSING)
+    if given is _MISSING:
+        raise ContractError(f"{name!r}: version: required; the load would assign {assigned}")
+    if not isinstance(given, int) or isinstance(given, bool):
+        raise ContractError(f"{name!r}: version must be an integer, got {given!r}; the load would assign {assigned}")
+    if given != assigned:
+        raise ContractError(f"{name!r}: version {given} in the file, but the load would assign {assigned}")
 
 
 def contract_to_dict(contract: Contract) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from canary.selectors import endpoints_of_model
+from core.identifiers import validate_model_id
 from routing.models import Route
 
 NAME_MAX = 100
@@ -76,7 +77,9 @@ def routes_sync(model_id: str, *, enable_new: bool = False, model_class: str = "
     """Create or update the OpenRouter routes of ``model_id`` from the canary's endpoint
     rows (run a canary round first so they exist). ``model_class`` (e.g. ``chat-70b``, what
     contracts' ``model_classes`` allow) is set on new routes and on known ones that have
-    none. Raises ValueError when the canary has never discovered ``model_id``."""
+    none. ``model_id`` is compared in its canonical lower-case form (``core.identifiers``).
+    Raises ValueError for a malformed id or when the canary has never discovered it."""
+    model_id = validate_model_id(model_id)
     endpoints = endpoints_of_model(model_id)
     if not endpoints:
         raise ValueError(f"the canary has no endpoints for {model_id!r}: run a canary round for it first")

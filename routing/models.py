@@ -162,10 +162,12 @@ class ExecutionLedger(models.Model):
     workload with side effects) is claimed here before it runs, by the unique
     constraint; a second claim of the same key finds the row and does not run again.
 
-    ``status``: "claimed" (running), "done" (``result`` stored for replay), "failed",
+    ``status``: "claimed" (running), "done" (``result`` stored for replay), "failed"
+    (released: the next claim of the key runs again),
     "unknown" (it may have happened; never replayed automatically). ``fingerprint`` is a
-    digest of the arguments: the same key with other arguments is refused (IETF
-    idempotency-key draft: 422, resilience.md §6.2).
+    digest of the arguments: the same key with other arguments is refused (IETF draft
+    "The Idempotency-Key HTTP Header Field": 422). A request's ``Idempotency-Key`` is
+    claimed here whatever its contract (``request:<contract>:<key>``).
     """
 
     key = models.CharField(max_length=255, unique=True)
@@ -174,6 +176,9 @@ class ExecutionLedger(models.Model):
     fingerprint = models.CharField(max_length=64)
     status = models.CharField(max_length=10)
     result = models.JSONField(null=True, blank=True)
+    # How many times the key was claimed: a "failed" row is released, not deleted, and the
+    # next claim runs it again (run 2, 3, ...) under a fresh operation id.
+    runs = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 

@@ -9,14 +9,18 @@ attempt, with ``Retry-After`` when every route is suppressed.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from routing.gateway import GatewayResult
 from routing.live import sse_stream
+
+log = logging.getLogger("routing.gateway")
 
 HEADER_ROUTE = "X-Routing-Route"
 HEADER_ATTEMPTS = "X-Routing-Attempts"
@@ -64,9 +68,16 @@ class GatewayReply:
 
 
 def error_reply(status: int, code: str, message: str, *, failure_class: str = "permanent", **extra: Any) -> GatewayReply:
-    """A refusal before or outside the gateway run (bad header, bad JSON, auth...)."""
-    body = {"error": {"type": "routing_error", "code": code, "failure_class": failure_class, "message": message, **extra}}
-    return GatewayReply(status, body, {HEADER_SHOULD_RETRY: "false"})
+    """A refusal before or outside the gateway run (bad header, bad JSON, auth, unknown
+    contract, a reused idempotency key...). Like a failed run it carries an
+    ``operation_id`` (body and ``X-Routing-Operation-Id``), a fresh one per refusal, and is
+    logged with it, so a caller can quote one id for any failure. ``x-should-retry: false``:
+    a client retry would repeat the gateway's own work (the gateway owns retries)."""
+    operation_id = uuid.uuid4().hex
+    body = {"error": {"type": "routing_error", "code": code, "failure_class": failure_class, "message": message,
+                      "operation_id": operation_id, **extra}}
+    log.info("gateway refused operation %s: %d %s: %s", operation_id, status, code, message)
+    return GatewayReply(status, body, {HEADER_OPERATION: operation_id, HEADER_SHOULD_RETRY: "false"})
 
 
 def reply_for(result: GatewayResult) -> GatewayReply:

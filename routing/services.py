@@ -4,7 +4,8 @@
 - routes: ``route_profiles`` (cached), ``route_measurements_refresh``;
 - events: ``DbEventSink`` (synchronous) and ``BackgroundEventSink`` (a writer thread,
   so the request path never waits on PostgreSQL);
-- the execution ledger: ``ledger_claim``, ``ledger_finish``;
+- the execution ledger: ``ledger_claim``, ``ledger_finish``, and for a gateway request's
+  ``Idempotency-Key`` (any contract) ``request_idempotency_claim``/``_settle``;
 - ``gateway_get`` (one per process) and ``chat_completion_create``, the in-process
   client function backends call (the API view calls it too).
 
@@ -22,6 +23,7 @@ import json
 import logging
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -39,7 +41,7 @@ from django.db import (
     connection,
     transaction,
 )
-from django.db.models import Max
+from django.db.models import F, Max
 from django.utils import timezone
 from redis.backoff import NoBackoff
 from redis.retry import Retry
@@ -48,7 +50,13 @@ from canary.judges import warm_up
 from canary.selectors import ignored_targets, structured_honour_rate
 from observability.gateway import observed, unwrapped
 from routing.breaker import BreakerConfig, BreakerStore
-from routing.contracts import Contract, ContractError, contract_from_dict
+from routing.contracts import (
+    Contract,
+    ContractError,
+    contract_from_dict,
+    file_names_unique,
+    file_version_check,
+)
 from routing.event_text import storable, text_digest
 from routing.gateway import Gateway, GatewayResult, RequestInvalid
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
@@ -92,7 +100,9 @@ def contract_version_create(spec: dict[str, Any], *, actor: str = "", note: str 
 
 def contracts_load_file(path: str | Path, *, actor: str = "file") -> list[ContractVersion]:
     """Load contracts from a JSON file (one object or a list). A contract whose content
-    equals its latest stored version is skipped; any other becomes a new version.
+    equals its latest stored version is skipped; any other becomes a new version. Each
+    entry's ``version`` must be the one the load assigns (``file_version_check``) and a
+    name appears once per file (``file_names_unique``).
     Raises ``ContractError`` (naming the file and entry) on the first invalid one; nothing
     is stored in that case."""
     try:
@@ -102,6 +112,10 @@ def contracts_load_file(path: str | Path, *, actor: str = "file") -> list[Contra
     except ValueError as exc:  # JSONDecodeError, or an integer too long to convert
         raise ContractError(f"{path}: invalid JSON: {exc}") from exc
     entries = raw if isinstance(raw, list) else [raw]
+    try:
+        file_names_unique(entries)
+    except ContractError as exc:
+        raise ContractError(f"{path}: {exc}") from exc
     created: list[ContractVersion] = []
     with transaction.atomic():
         for i, entry in enumerate(entries):
@@ -109,10 +123,13 @@ def contracts_load_file(path: str | Path, *, actor: str = "file") -> list[Contra
                 if not isinstance(entry, dict):
                     raise ContractError("expected a JSON object")
                 latest = ContractVersion.objects.filter(name=entry.get("name")).order_by("-version").first()
-                if latest is not None:
-                    same = {k: v for k, v in latest.spec.items() if k != "version"} == {k: v for k, v in entry.items() if k != "version"}
-                    if same:
-                        continue
+                same = latest is not None and (
+                    {k: v for k, v in latest.spec.items() if k != "version"} == {k: v for k, v in entry.items() if k != "version"}
+                )
+                if isinstance(entry.get("name"), str):
+                    file_version_check(entry, latest.version if same and latest else (latest.version + 1 if latest else 1))
+                if same:
+                    continue
                 created.append(contract_version_create(dict(entry), actor=actor, note=f"loaded from {Path(path).name}"))
             except ContractError as exc:
                 raise ContractError(f"{path} entry {i}: {exc}") from exc
@@ -530,6 +547,16 @@ def ledger_claim(key: str, *, kind: str, fingerprint_hex: str, operation_id: str
         return True, row
     except IntegrityError:
         row = ExecutionLedger.objects.get(key=key)
+    if row.status == "failed":
+        # A released key runs again, with whatever arguments (nothing happened under it);
+        # the conditional UPDATE lets exactly one of racing retries win.
+        won = ExecutionLedger.objects.filter(pk=row.pk, status="failed").update(
+            status="claimed", fingerprint=fingerprint_hex, operation_id=operation_id, result=None,
+            runs=F("runs") + 1, updated_at=now,
+        )
+        row = ExecutionLedger.objects.get(pk=row.pk)
+        if won:
+            return True, row
     if row.fingerprint != fingerprint_hex:
         raise LedgerMismatch(f"{key} was used with different arguments")
     if row.status == "done":
@@ -539,11 +566,76 @@ def ledger_claim(key: str, *, kind: str, fingerprint_hex: str, operation_id: str
 
 def ledger_finish(key: str, status: str, result: Any = None) -> None:
     """Settle a claimed key: "done" (keep ``result`` for replay), "unknown" (keep, never
-    replay), or "failed" (release: nothing happened, the caller may try again)."""
+    replay), or "failed" (release: nothing happened, the caller may try again; the row
+    stays, and the next ``ledger_claim`` reclaims it)."""
     if status == "failed":
-        ExecutionLedger.objects.filter(key=key, status="claimed").delete()
+        ExecutionLedger.objects.filter(key=key, status="claimed").update(status="failed", updated_at=timezone.now())
         return
     ExecutionLedger.objects.filter(key=key).update(status=status, result=result, updated_at=timezone.now())
+
+
+IDEMPOTENCY_KEY_MAX = 100  # the operation_id columns' length
+
+
+def request_idempotency_claim(
+    spec: Contract, operation_id: str | None, body: dict[str, Any]
+) -> tuple[str | None, str | None, GatewayReply | None]:
+    """Claim a gateway request's idempotency key in the execution ledger, for every
+    contract alike (IETF draft "The Idempotency-Key HTTP Header Field": a key names one
+    request; the same key with another body is 422, a repeat of a finished request gets
+    the first answer, a repeat while it runs gets 409).
+
+    Returns ``(ledger_key, run_id, None)`` when the caller must run the request under the
+    operation id ``run_id`` and then call ``request_idempotency_settle`` with
+    ``ledger_key`` (both ``None`` without a key), or ``(None, None, reply)`` to answer at
+    once: the replayed first answer (``replayed=True``), 400 for a key longer than 100
+    characters or a contract with side effects without one, 422 for another body, 409
+    while the first request runs or, with side effects, after its outcome was unknown.
+    ``run_id`` is the key itself on its first run; a key released by a failure runs again
+    under a fresh id (each run has its own request event).
+    """
+    if not operation_id:
+        if spec.side_effects:
+            return None, None, error_reply(400, "idempotency_key_required",
+                                           f"contract {spec.key} has side effects: send an Idempotency-Key")
+        return None, None, None
+    if len(operation_id) > IDEMPOTENCY_KEY_MAX:
+        return None, None, error_reply(400, "invalid_idempotency_key",
+                                       f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters, got {len(operation_id)}")
+    ledger_key = f"request:{spec.name}:{operation_id}"
+    try:
+        claimed, row = ledger_claim(ledger_key, kind="request", fingerprint_hex=fingerprint(body), operation_id=operation_id)
+    except LedgerMismatch as exc:
+        return None, None, error_reply(422, "idempotency_key_reused", f"{exc}; use a new key for a new request")
+    except LedgerConflict as exc:
+        detail = "still running" if exc.row.status == "claimed" else "its outcome is unknown and it is not replayed"
+        return None, None, error_reply(409, "idempotency_conflict", f"operation {operation_id} is {detail}",
+                                       failure_class="ambiguous" if exc.row.status == "unknown" else "transient")
+    if not claimed:
+        stored = row.result or {}
+        return None, None, GatewayReply(stored.get("status", 200), stored.get("body", {}), stored.get("headers", {}), replayed=True)
+    if row.runs == 1:
+        return ledger_key, operation_id, None
+    run_id = uuid.uuid4().hex
+    ExecutionLedger.objects.filter(pk=row.pk).update(operation_id=run_id)
+    return ledger_key, run_id, None
+
+
+def request_idempotency_settle(spec: Contract, ledger_key: str | None, outcome: str, reply: GatewayReply | None = None) -> None:
+    """Settle the key ``request_idempotency_claim`` claimed, from the gateway's outcome: an
+    accepted answer is kept and replayed; any other outcome releases the key, so the
+    caller may retry with it, except an unknown outcome of a contract with side effects,
+    kept and never replayed (it may have happened). Without side effects an unknown outcome
+    is released too: running the request again harms nothing. A streamed answer (past its
+    commit point) has no body to replay: its key is released. No-op without a key."""
+    if ledger_key is None:
+        return
+    if outcome == "accepted" and reply is not None and reply.stream is None:
+        ledger_finish(ledger_key, "done", {"status": reply.status, "body": reply.body, "headers": reply.headers})
+    elif outcome == "unknown" and spec.side_effects:
+        ledger_finish(ledger_key, "unknown")
+    else:
+        ledger_finish(ledger_key, "failed")
 
 
 # ---------------------------------------------------------------------------- the gateway
@@ -629,9 +721,8 @@ def chat_completion_create(
     """The in-process client: what ``POST /v1/chat/completions`` does, without HTTP.
 
     ``contract``/``version`` name the contract; ``body`` is an OpenAI chat request;
-    ``operation_id`` is the idempotency key (required by contracts with side effects:
-    the request is claimed in the execution ledger, replayed when done, refused with 409
-    while running or when its outcome is unknown, 422 with other arguments).
+    ``operation_id`` is the idempotency key, optional except for contracts with side
+    effects; with any contract it means the same (``request_idempotency_claim``).
     ``body["stream"]`` true under a ``prefix`` commit point: an accepted reply carries
     ``stream`` (the event stream, passed on as it arrives). ``language`` (ISO 639-1) is
     the language the reply must be in (pre-commit check).
@@ -649,36 +740,18 @@ def chat_completion_create(
         # Refused at the edge: no route sees it, so none can be charged for it.
         return error_reply(400, "invalid_request", str(exc), field=exc.path or None)
     gw = gateway or gateway_get()
-    ledger_key = None
-    if spec.side_effects:
-        if not operation_id:
-            return error_reply(400, "idempotency_key_required",
-                               f"contract {spec.key} has side effects: send an Idempotency-Key")
-        ledger_key = f"request:{spec.name}:{operation_id}"
-        try:
-            claimed, row = ledger_claim(ledger_key, kind="request", fingerprint_hex=fingerprint(body), operation_id=operation_id)
-        except LedgerMismatch as exc:
-            return error_reply(422, "idempotency_key_reused", f"{exc}; use a new key for a new request")
-        except LedgerConflict as exc:
-            detail = "still running" if exc.row.status == "claimed" else "its outcome is unknown and it is not replayed"
-            return error_reply(409, "idempotency_conflict", f"operation {operation_id} is {detail}",
-                               failure_class="ambiguous" if exc.row.status == "unknown" else "transient")
-        if not claimed:
-            stored = row.result or {}
-            return GatewayReply(stored.get("status", 200), stored.get("body", {}), stored.get("headers", {}), replayed=True)
+    ledger_key, run_id, early = request_idempotency_claim(spec, operation_id, body)
+    if early is not None:
+        return early
     try:
-        result = gw.complete(spec, body, operation_id=operation_id, stream=body.get("stream") is True,
+        result = gw.complete(spec, body, operation_id=run_id or operation_id, stream=body.get("stream") is True,
                              language=language)
     except RequestInvalid as exc:
-        if ledger_key:
-            ledger_finish(ledger_key, "failed")
+        request_idempotency_settle(spec, ledger_key, "failed")
         return error_reply(400, "invalid_request", str(exc))
     except Exception:
-        if ledger_key:
-            ledger_finish(ledger_key, "unknown")
+        request_idempotency_settle(spec, ledger_key, "unknown")
         raise
     reply = reply_for(result)
-    if ledger_key:
-        status = {"accepted": "done", "unknown": "unknown"}.get(result.outcome, "failed")
-        ledger_finish(ledger_key, status, {"status": reply.status, "body": reply.body, "headers": reply.headers})
+    request_idempotency_settle(spec, ledger_key, result.outcome, reply)
     return reply

@@ -79,9 +79,11 @@ def models_known() -> list[str]:
 
 
 def model_pick(requested: str | None, models: list[str]) -> str:
-    """The requested model if known, else the configured ``CANARY_MODEL``, else the first."""
-    if requested and requested in models:
-        return requested
+    """The requested model if known (compared case-insensitively, as every model id is:
+    ``core.identifiers``), else the configured ``CANARY_MODEL``, else the first."""
+    wanted = (requested or "").strip().lower()
+    if wanted and wanted in models:
+        return wanted
     if settings.CANARY_MODEL in models or not models:
         return str(settings.CANARY_MODEL)
     return models[0]

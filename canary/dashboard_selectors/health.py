@@ -45,13 +45,16 @@ class MatrixRow:
     round: Round
     weak: str
     cells: list[dict[str, Any] | None]
+    # A completed round without a single endpoint: the listing was empty.
+    no_endpoints: bool = False
 
 
 def health_matrix(model_id: str, rounds: int, now: datetime) -> dict[str, Any]:
     """The fleet health matrix: the last ``rounds`` rounds of ``model_id`` × its endpoints.
 
     Returns ``{"model", "mode", "columns": [MatrixColumn], "rows": [MatrixRow] (newest
-    first), "counts": {outcome: n}}``; a cell is ``{"outcome", "action", "severity",
+    first), "counts": {outcome: n}, "empty_listing": the newest round completed with no
+    endpoints (the model lists none)}``; a cell is ``{"outcome", "action", "severity",
     "streak", "failed": "kind, kind"}``. Four queries.
     """
     rnds = list(
@@ -61,12 +64,14 @@ def health_matrix(model_id: str, rounds: int, now: datetime) -> dict[str, Any]:
     )
     round_ids = [r.pk for r in rnds]
     cells: dict[tuple[int, int], dict[str, Any]] = {}
+    with_endpoints: set[int] = set()
     seen: set[int] = set()
     counts: dict[str, int] = defaultdict(int)
     for round_id, endpoint_id, outcome, action, severity, streak, failed in EndpointRound.objects.filter(
         round_id__in=round_ids
     ).values_list("round_id", "endpoint_id", "outcome", "action", "severity", "streak", F("evidence__failed")):
         seen.add(endpoint_id)
+        with_endpoints.add(round_id)
         counts[outcome] += 1
         cells[(round_id, endpoint_id)] = {
             "endpoint_id": endpoint_id,
@@ -109,11 +114,13 @@ def health_matrix(model_id: str, rounds: int, now: datetime) -> dict[str, Any]:
             round=r,
             weak=", ".join(KIND_LABELS.get(k, k) for k in (r.weak_probes or {})),
             cells=[cells.get((r.pk, c.endpoint.pk)) for c in columns],
+            no_endpoints=r.status == Round.Status.COMPLETED and r.pk not in with_endpoints,
         )
         for r in rnds
     ]
     mode = ModelConfig.objects.filter(model_id=model_id).values_list("mode", flat=True).first() or Mode.OBSERVE
-    return {"model": model_id, "mode": mode, "columns": columns, "rows": rows, "counts": dict(counts)}
+    return {"model": model_id, "mode": mode, "columns": columns, "rows": rows, "counts": dict(counts),
+            "empty_listing": bool(rows) and rows[0].no_endpoints}
 
 
 # --------------------------------------------------------------------- round results

@@ -31,6 +31,7 @@ from canary.services.ignore_list import ignore_list_changed
 from canary.services.notifications import notification_create
 from canary.terms import Action, Layer, Mode, Outcome
 from canary.verdicts import Verdict
+from core.identifiers import validate_model_id
 
 NOTIFY_ACTIONS = {Action.SUSPENDED, Action.WOULD_SUSPEND, Action.FLOOR_BLOCKED, Action.RESTORED}
 
@@ -262,9 +263,14 @@ def exclusion_add(
 ) -> Exclusion:
     """Add a reviewed or incident exclusion (effective at once, no deploy).
 
-    Raises QuarantineError for an unknown layer, a malformed target, a blank reason, or an
-    expiry in the past.
+    ``model_id`` is stored in its canonical lower-case form (``core.identifiers``).
+    Raises QuarantineError for a malformed model id, an unknown layer, a malformed target,
+    a blank reason, or an expiry in the past.
     """
+    try:
+        model_id = validate_model_id(model_id)
+    except ValueError as exc:
+        raise QuarantineError(str(exc)) from exc
     if layer not in (Layer.REVIEWED, Layer.INCIDENT):
         raise QuarantineError(f"unknown layer {layer!r}; expected reviewed or incident")
     if not reason.strip():

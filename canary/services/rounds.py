@@ -48,7 +48,7 @@ PROVIDER_SEEN_EVERY = timedelta(minutes=10)
 FINAL_FIELDS = ["verdict", "round_reason", "fleet_rate"]
 ENDPOINT_LISTING_FIELDS = [
     "provider", "provider_name", "quantization", "context_length", "supported_parameters",
-    "price_prompt_usd", "price_completion_usd", "active", "last_seen",
+    "price_prompt_usd", "price_completion_usd", "listing_problems", "active", "last_seen",
 ]
 
 
@@ -72,6 +72,10 @@ def endpoints_sync(model_id: str, infos: Iterable[Any], now: datetime) -> list[E
     at every slot). Provider rows are shared by every model's rounds, so they are written
     only when something changed (and ``last_seen`` at most every few minutes), each in its
     own short statement: rounds starting together must not queue on the same rows.
+
+    Listing fields that were sent but did not parse (``EndpointInfo.problems``) are stored
+    on the endpoint (``listing_problems``) and logged once per endpoint: when they first
+    appear or change, not on every round.
     """
     infos = [safe for safe in map(_column_safe, infos) if safe is not None]
     slugs = {info.provider_slug for info in infos}
@@ -91,12 +95,18 @@ def endpoints_sync(model_id: str, infos: Iterable[Any], now: datetime) -> list[E
             Provider.objects.filter(pk=provider.pk).update(name=info.provider_name, last_seen=now)
             provider.name, provider.last_seen = info.provider_name, now
 
+    known = dict(Endpoint.objects.filter(model_id=model_id, tag__in=[i.tag for i in infos]).values_list("tag", "listing_problems"))
+    for info in infos:
+        problems = list(getattr(info, "problems", ()))
+        if problems and problems != known.get(info.tag):
+            log.warning("endpoint listing of %s: %s sent fields that do not parse: %s", model_id, info.tag, "; ".join(problems))
     listed = {
         info.tag: Endpoint(
             model_id=model_id, tag=info.tag, provider=providers[info.provider_slug], provider_name=info.provider_name,
             quantization=info.quantization or "", context_length=info.context_length,
             supported_parameters=list(info.supported_parameters), price_prompt_usd=info.pricing_prompt,
-            price_completion_usd=info.pricing_completion, active=True, first_seen=now, last_seen=now,
+            price_completion_usd=info.pricing_completion, listing_problems=list(getattr(info, "problems", ())),
+            active=True, first_seen=now, last_seen=now,
         )
         for info in infos
     }
@@ -175,7 +185,9 @@ def round_open(
 ) -> tuple[Round, list[ProbeJob]]:
     """Start a round: validate, claim the slot (scheduled rounds), discover, plan probes.
 
-    Returns the running ``Round`` and its probe jobs. Raises ValueError for bad
+    Returns the running ``Round`` and its probe jobs (none when the listing is empty: the
+    round then completes with no endpoints, and an audit row and a notification ask
+    whether the model was delisted or renamed). Raises ValueError for bad
     arguments, ``DuplicateRound`` when a scheduled round already holds the slot,
     ``SpendCapReached`` when a scheduled round would exceed the daily spend cap (a
     notification says so), ``RoundError`` when discovery fails (stored as a failed round).
@@ -218,6 +230,8 @@ def round_open(
         rnd.save()
         _discovery_failed(rnd, str(exc), now)
         raise RoundError(f"discovery of {model_id} failed: {exc}") from exc
+    if not endpoints:
+        _no_endpoints(rnd, now)
     repeats = {} if language else _language_repeats(model_id)
     jobs = [
         ProbeJob(rnd.pk, ep.pk, kind, repeats.get(ep.pk, lang))
@@ -363,6 +377,25 @@ def _discovery_failed(rnd: Round, error: str, now: datetime) -> None:
         reason=error[:2000], evidence={"round": rnd.pk}, created_at=now,
     )
     notification_create(Action.DISCOVERY_FAILED, f"discovery failed for {rnd.model_id}", error, model_id=rnd.model_id, decision=audit)
+
+
+NO_ENDPOINTS_TITLE = "the model lists no endpoints: is it delisted or renamed?"
+
+
+def _no_endpoints(rnd: Round, now: datetime) -> None:
+    """An empty listing is a finding, not an error: the round goes on with no endpoints
+    (nothing is suspended or restored by it), and admins are told, since a model that
+    stops listing endpoints has usually been delisted or renamed on OpenRouter."""
+    log.warning("round %s: %s lists no endpoints", rnd.pk, rnd.model_id)
+    body = (
+        f"{rnd.model_id}: OpenRouter's endpoint listing is empty (round {rnd.pk}); the round completed "
+        "with no endpoints. Check the model id on OpenRouter: is it delisted or renamed?"
+    )
+    audit = Decision.objects.create(
+        model_id=rnd.model_id, round=rnd, action=Action.LISTING_EMPTY, actor="canary",
+        reason=body, evidence={"round": rnd.pk}, created_at=now,
+    )
+    notification_create(Action.LISTING_EMPTY, f"{rnd.model_id}: {NO_ENDPOINTS_TITLE}", body, model_id=rnd.model_id, decision=audit)
 
 
 def _final_onto(row: ProbeResult, final: Judgement, fleet_rate: float | None) -> None:

@@ -81,7 +81,7 @@ def test_missing_model_is_a_clear_400(live_server, token):
 
 def test_a_revoked_token_is_refused(live_server):
     _, token = service_token_issue("old-backend")
-    service_token_revoke("old-backend")
+    service_token_revoke("old-backend", reason="retired")
     r = httpx.get(f"{live_server.url}/api/v1/routing/ignore", params={"model": MODEL}, headers={"Authorization": f"Bearer {token}"})
     assert r.status_code == 401
 
@@ -133,3 +133,13 @@ def test_a_malformed_model_is_a_400_with_the_reason(live_server, token, model):
     r = httpx.get(f"{live_server.url}/api/v1/routing/ignore", params={"model": model}, headers={"Authorization": f"Bearer {token}"})
     assert r.status_code == 400
     assert "query parameter 'model'" in r.json()["error"]["message"]
+
+
+def test_an_upper_cased_model_id_in_the_ignore_api_names_the_same_model(live_server, token):
+    now = timezone.now()
+    exclusion_add("Meta-Llama/Llama-3.3-70B-Instruct", "reviewed", "dynamo", actor="ana", reason="own filter", now=now)
+    _suspend("borealis/fp8", now + timedelta(days=1))
+    r = httpx.get(f"{live_server.url}/api/v1/routing/ignore", params={"model": MODEL.upper()}, headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200
+    assert r.json()["model"] == MODEL
+    assert r.json()["ignore"] == ["borealis/fp8", "dynamo"]

@@ -96,8 +96,8 @@ def test_service_tokens_are_issued_once_and_stored_hashed():
     assert token.startswith("rvo_") and token not in row.token_hash
     with pytest.raises(CommandError, match="already exists"):
         run("service_token", "issue", "product")
-    with pytest.raises(CommandError, match="no service token"):
-        run("service_token", "revoke", "nobody")
+    with pytest.raises(CommandError, match="no valid service token"):
+        run("service_token", "revoke", "nobody", "--reason", "unused")
 
 
 def test_the_same_file_by_relative_or_absolute_path_is_one_source(monkeypatch):
@@ -224,3 +224,59 @@ def test_demo_refuses_a_busy_address_before_starting_anything():
         with pytest.raises(CommandError, match=f"cannot serve the web app on {addr}"):
             run("demo", "--addr", addr)
     assert not Round.objects.exists()
+
+
+def test_an_upper_cased_model_id_in_a_command_or_a_file_names_the_same_model(tmp_path):
+    path = tmp_path / "reviewed.json"
+    entries = [
+        {"model": MODEL.upper(), "target": "dynamo", "reason": "filter", "reviewer": "ana"},
+        {"model": MODEL, "target": "fjord", "reason": "filter", "reviewer": "ana"},
+    ]
+    path.write_text(json.dumps({"exclusions": entries}))
+    run("exclusions_load", str(path))
+    assert set(Exclusion.objects.values_list("model_id", flat=True)) == {MODEL}
+    listed = json.loads(run("ignore_list", "--model", "Meta-Llama/Llama-3.3-70B-Instruct", "--json"))
+    assert listed["model"] == MODEL and listed["ignore"] == ["dynamo", "fjord"]
+    duplicate = tmp_path / "dup.json"
+    duplicate.write_text(json.dumps({"exclusions": [entries[0], dict(entries[0], model=MODEL)]}))
+    with pytest.raises(CommandError, match=r"exclusions\[1\]: duplicate of exclusions\[0\]"):
+        run("exclusions_load", str(duplicate))
+
+
+def _three_endpoint_history() -> None:
+    t0 = datetime(2026, 11, 1, tzinfo=UTC)
+    provider = Provider.objects.create(slug="borealis", name="Borealis", first_seen=t0, last_seen=t0)
+    eps = [
+        Endpoint.objects.create(model_id=MODEL, tag=f"{slug}/fp8", provider=provider, provider_name=slug, first_seen=t0, last_seen=t0)
+        for slug in ("borealis", "atlas", "harbor")
+    ]
+    for i in range(3):
+        rnd = Round.objects.create(model_id=MODEL, language="pt", started_at=t0 + timedelta(minutes=30 * i), status="completed")
+        for ep in eps:
+            EndpointRound.objects.create(round=rnd, endpoint=ep, outcome="fail" if ep.tag == "borealis/fp8" else "clean", severity=1, created_at=rnd.started_at)
+
+
+def test_canary_replay_validates_the_model_id_like_every_command():
+    _three_endpoint_history()
+    window = ("--since", "2026-10-31T00:00:00Z", "--until", "2026-11-02T00:00:00Z")
+    with pytest.raises(CommandError, match="--model: a model id must look like 'author/slug'"):
+        run("canary_replay", "--model", "nope", *window)
+    with pytest.raises(CommandError, match="--model: a model id has no spaces"):
+        run("canary_replay", "--model", "a/b c", *window)
+    upper = json.loads(run("canary_replay", "--model", MODEL.upper(), *window, "--json"))
+    assert upper["model"] == MODEL and upper["rounds"] == 3 and upper["suspensions"] == 1
+
+
+def test_a_replay_floor_larger_than_the_fleet_is_one_clear_line():
+    _three_endpoint_history()
+    window = ("--since", "2026-10-31T00:00:00Z", "--until", "2026-11-02T00:00:00Z")
+    with pytest.raises(CommandError) as refused:
+        run("canary_replay", "--model", MODEL, *window, "--floor", "5")
+    message = str(refused.value)
+    assert "\n" not in message and "capacity allows" not in message
+    assert message == (f"--floor 5 is larger than the fleet (3 endpoint(s) of {MODEL} in the replayed rounds): "
+                       "no endpoint could ever be suspended; use --floor 2 or less")
+    with pytest.raises(CommandError, match=r"^--floor 3 equals the fleet \(3 endpoint"):
+        run("canary_replay", "--model", MODEL, *window, "--floor", "3")
+    # A floor the fleet can meet still replays.
+    assert "1 suspensions" in run("canary_replay", "--model", MODEL, *window, "--floor", "2")

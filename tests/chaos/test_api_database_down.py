@@ -151,6 +151,7 @@ def test_database_down_is_a_json_503_with_retry_after_within_2_s_and_recovers(we
     assert gateway.status_code == 503 and int(gateway.headers["Retry-After"]) > 0, gateway.text[:300]
     error = gateway.json()["error"]
     assert (error["type"], error["failure_class"], error["code"]) == ("routing_error", "transient", "database_unavailable")
+    assert error["operation_id"] and gateway.headers["X-Routing-Operation-Id"] == error["operation_id"]
     assert max(timings) < 2.0, f"503s took {timings}"
     cluster.start()
     back = time.monotonic()

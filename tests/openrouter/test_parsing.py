@@ -3,9 +3,12 @@ decoder's invalid-UTF-8 policy and nesting limit, and which limit a silence ran 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from openrouter.chat import accumulate_stream, parse_chat_body
+from openrouter.endpoints import parse_endpoints_body
 from openrouter.jsonbody import InvalidBodyError, TooLargeError, decode_json
 from openrouter.sse import SSEFrames, parse_sse_events
 from openrouter.transport import silence_label
@@ -95,3 +98,20 @@ def test_a_silence_is_named_by_the_limit_it_ran_into() -> None:
     assert silence_label(elapsed_s=5.0, first_token_seen=False, first_token_s=5.0, total_s=45.0) == "first_token"
     assert silence_label(elapsed_s=6.0, first_token_seen=True, first_token_s=5.0, total_s=45.0) == "idle"
     assert silence_label(elapsed_s=45.0, first_token_seen=True, first_token_s=5.0, total_s=45.0) == "total"
+
+
+def test_listing_fields_that_do_not_parse_are_named_not_silently_empty() -> None:
+    body = json.dumps({"data": {"endpoints": [
+        {"tag": "atlas/fp8", "provider_name": "Atlas", "pricing": {"prompt": "abc", "completion": "0.0000004"},
+         "context_length": "lots", "supported_parameters": "max_tokens"},
+        {"tag": "borealis/fp8", "provider_name": "Borealis", "pricing": {"prompt": "0.0000002", "completion": "0.0000004"},
+         "context_length": 131072},
+    ]}}).encode()
+    atlas, borealis = parse_endpoints_body(body)
+    assert atlas.pricing_prompt is None and atlas.pricing_completion is not None
+    assert atlas.problems == (
+        "pricing.prompt: 'abc' is not a number (USD per token)",
+        "context_length: 'lots' is not an integer (tokens)",
+        "supported_parameters: 'max_tokens' is not a list",
+    )
+    assert borealis.problems == ()

@@ -10,6 +10,7 @@ import pytest
 import redis
 
 from core.tokens import service_token_issue
+from reverie_ops.middleware import database_unavailable_body
 from routing.models import AttemptEvent, ExecutionLedger, RequestEvent, Route
 from routing.services import (
     breaker_store,
@@ -126,6 +127,34 @@ def test_bad_input_gets_a_clear_error(client, gateway_env, headers, body, status
 
 
 @pytest.mark.django_db
+def test_every_refusal_carries_an_operation_id_in_the_body_and_the_header(client, gateway_env):
+    contract_version_create({**CHAT, "name": "vision-only", "workload": "vision", "modalities": ["text", "image"]})
+    gateway_env.sim(fleet(endpoint("alpha"), endpoint("beta"), endpoint("gamma")))
+    assert post(client, gateway_env, HTTP_IDEMPOTENCY_KEY="ref-1").status_code == 200
+    answers = {
+        "401 unauthorized": post(client, gateway_env, HTTP_AUTHORIZATION="Bearer wrong"),
+        "400 invalid_contract_header": post(client, gateway_env, HTTP_X_ROUTING_CONTRACT="chat"),
+        "400 invalid_request": post(client, gateway_env, {"messages": []}),
+        "404 unknown_contract": post(client, gateway_env, HTTP_X_ROUTING_CONTRACT="nope@1"),
+        "422 no_eligible_route": post(client, gateway_env, HTTP_X_ROUTING_CONTRACT="vision-only@1"),
+        "422 idempotency_key_reused": post(client, gateway_env, {**BODY, "max_tokens": 5}, HTTP_IDEMPOTENCY_KEY="ref-1"),
+    }
+    ids = set()
+    for label, response in answers.items():
+        error = response.json()["error"]
+        assert f"{response.status_code} {error['code']}" == label
+        assert error["operation_id"] and response["X-Routing-Operation-Id"] == error["operation_id"], label
+        ids.add(error["operation_id"])
+    assert len(ids) == len(answers)  # one id per failure, never shared
+
+
+def test_the_gateways_database_outage_answer_carries_an_operation_id_too():
+    error = database_unavailable_body("/v1/chat/completions")["error"]
+    assert error["code"] == "database_unavailable" and len(error["operation_id"]) == 32
+    assert "operation_id" not in database_unavailable_body("/api/v1/routing/ignore")["error"]
+
+
+@pytest.mark.django_db
 def test_invalid_json_is_a_400(client, gateway_env):
     response = client.post("/v1/chat/completions", data=b"{not json", content_type="application/json", **gateway_env.auth)
     assert response.status_code == 400 and "not valid JSON" in response.json()["error"]["message"]
@@ -168,6 +197,48 @@ def test_a_side_effect_workload_needs_a_key_and_is_replayed_not_rerun(gateway_en
     assert again.replayed and again.body == first.body and sum(sim_stats(sim).values()) == 0
     other = chat_completion_create("book-table", 1, {**BODY, "max_tokens": 10}, operation_id="op-1")
     assert other.status == 422
+
+
+@pytest.mark.django_db
+def test_an_idempotency_key_on_a_contract_without_side_effects_replays_and_refuses_another_body(client, gateway_env):
+    sim = gateway_env.sim(fleet(endpoint("alpha"), endpoint("beta"), endpoint("gamma")))
+    first = post(client, gateway_env, HTTP_IDEMPOTENCY_KEY="chat-op-1")
+    assert first.status_code == 200 and "Idempotent-Replayed" not in first
+    sim_reset_stats(sim)
+    again = post(client, gateway_env, HTTP_IDEMPOTENCY_KEY="chat-op-1")
+    assert again.status_code == 200 and again["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json() and again["X-Routing-Route"] == first["X-Routing-Route"]
+    assert sum(sim_stats(sim).values()) == 0
+    other = post(client, gateway_env, {**BODY, "max_tokens": 10}, HTTP_IDEMPOTENCY_KEY="chat-op-1")
+    assert other.status_code == 422 and other.json()["error"]["code"] == "idempotency_key_reused"
+    assert sum(sim_stats(sim).values()) == 0
+    # Without a key nothing is remembered: the same body runs again.
+    assert post(client, gateway_env).status_code == 200 and sum(sim_stats(sim).values()) == 1
+
+
+@pytest.mark.django_db
+def test_an_idempotency_key_longer_than_its_column_is_a_400(client, gateway_env):
+    response = post(client, gateway_env, HTTP_IDEMPOTENCY_KEY="k" * 101)
+    assert response.status_code == 400 and "1 to 100 characters" in response.json()["error"]["message"]
+    assert chat_completion_create("chat", 1, dict(BODY), operation_id="k" * 101).status == 400
+    assert not ExecutionLedger.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_failed_request_without_side_effects_releases_its_key(gateway_env):
+    always_500 = {"http_error": {"rate": 1, "status": 500}}
+    sim = gateway_env.sim(fleet(endpoint("alpha", always_500), endpoint("beta", always_500), endpoint("gamma", always_500)))
+    assert chat_completion_create("chat", 1, dict(BODY), operation_id="chat-op-2").status == 502
+    assert ExecutionLedger.objects.get(key="request:chat:chat-op-2").status == "failed"
+    sim_reset_stats(sim)
+    for name in ("alpha", "beta", "gamma"):
+        breaker_store().reset(name)
+    second = chat_completion_create("chat", 1, dict(BODY), operation_id="chat-op-2")
+    assert not second.replayed and sum(sim_stats(sim).values()) > 0
+    # Each run has its own request event: the first under the key, the retry under a new id.
+    row = ExecutionLedger.objects.get(key="request:chat:chat-op-2")
+    assert row.runs == 2 and row.operation_id == second.body["error"]["operation_id"] != "chat-op-2"
+    assert RequestEvent.objects.filter(operation_id__in=["chat-op-2", row.operation_id]).count() == 2
 
 
 @pytest.mark.django_db

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -93,8 +94,51 @@ def test_contracts_load_from_files_and_skip_unchanged(tmp_path):
     path.write_text(json.dumps([INVOICE, {"name": "chat", "version": 1, "workload": "text"}]))
     assert [str(c) for c in contracts_load_file(path)] == ["invoice-extract@1", "chat@1"]
     assert contracts_load_file(path) == []
-    path.write_text(json.dumps([{**INVOICE, "deadline_s": 9}]))
+    path.write_text(json.dumps([{**INVOICE, "version": 2, "deadline_s": 9}]))
     assert [str(c) for c in contracts_load_file(path)] == ["invoice-extract@2"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [
+        (1, "'invoice-extract': version 1 in the file, but the load would assign 2"),
+        (5, "'invoice-extract': version 5 in the file, but the load would assign 2"),
+        ("2", "'invoice-extract': version must be an integer, got '2'; the load would assign 2"),
+        (2.0, "'invoice-extract': version must be an integer, got 2.0; the load would assign 2"),
+        (True, "'invoice-extract': version must be an integer, got True; the load would assign 2"),
+    ],
+)
+def test_a_file_version_other_than_the_one_the_load_assigns_is_refused(tmp_path, version, message):
+    path = tmp_path / "contracts.json"
+    path.write_text(json.dumps([INVOICE]))
+    contracts_load_file(path)
+    path.write_text(json.dumps([{"name": "chat", "version": 1, "workload": "text"}, {**INVOICE, "version": version, "deadline_s": 9}]))
+    with pytest.raises(ContractError, match=re.escape(f"contracts.json entry 1: {message}")):
+        contracts_load_file(path)
+    assert list(ContractVersion.objects.values_list("name", "version")) == [("invoice-extract", 1)]
+
+
+@pytest.mark.django_db
+def test_an_unchanged_entry_must_carry_its_stored_version_and_a_new_name_starts_at_1(tmp_path):
+    path = tmp_path / "contracts.json"
+    path.write_text(json.dumps([{"name": "chat", "version": 2, "workload": "text"}]))
+    with pytest.raises(ContractError, match="'chat': version 2 in the file, but the load would assign 1"):
+        contracts_load_file(path)
+    path.write_text(json.dumps([INVOICE]))
+    contracts_load_file(path)
+    path.write_text(json.dumps([{**INVOICE, "version": 2}]))
+    with pytest.raises(ContractError, match="version 2 in the file, but the load would assign 1"):
+        contracts_load_file(path)
+
+
+@pytest.mark.django_db
+def test_two_entries_with_one_name_in_a_file_are_refused(tmp_path):
+    path = tmp_path / "contracts.json"
+    path.write_text(json.dumps([INVOICE, {"name": "chat", "version": 1, "workload": "text"}, {**INVOICE, "deadline_s": 9}]))
+    with pytest.raises(ContractError, match="entries 0 and 2 both name the contract 'invoice-extract'"):
+        contracts_load_file(path)
+    assert not ContractVersion.objects.exists()
 
 
 @pytest.mark.django_db

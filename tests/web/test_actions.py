@@ -279,5 +279,22 @@ def test_a_service_token_is_shown_once_and_only_its_hash_is_stored(staff, db):
     assert "already exists" in dup.content.decode() and not dup.context["token"]
 
 
+def test_revoking_a_service_token_in_the_admin_asks_for_a_reason(staff, db):
+    root = staff(None, superuser=True)
+    root.post(reverse("admin:core_servicetoken_add"), {"name": "chat-api"})
+    row = ServiceToken.objects.get(name="chat-api")
+    url = reverse("admin:core_servicetoken_changelist")
+    first = root.post(url, {"action": "revoke", ACTION_CHECKBOX_NAME: [row.pk]})
+    assert first.status_code == 200 and b'name="reason"' in first.content
+    row.refresh_from_db()
+    assert row.revoked_at is None
+    blank = root.post(url, {"action": "revoke", ACTION_CHECKBOX_NAME: [row.pk], "apply": "1", "reason": ""})
+    assert b'name="reason"' in blank.content
+    done = root.post(url, {"action": "revoke", ACTION_CHECKBOX_NAME: [row.pk], "apply": "1", "reason": "leaked"}, follow=True)
+    assert "Revoked the token of chat-api." in messages_of(done)
+    row.refresh_from_db()
+    assert row.revoked_at is not None and row.revoke_reason == "leaked"
+
+
 def test_viewers_cannot_issue_service_tokens(viewer: Client, db):
     assert viewer.get(reverse("admin:core_servicetoken_add")).status_code == 403

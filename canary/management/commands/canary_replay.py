@@ -20,6 +20,7 @@ from canary.management.commands.canary_round import parse_now
 from canary.models import EndpointRound
 from canary.services.quarantine import policy_settings
 from canary.terms import Action, Mode
+from core.identifiers import validate_model_id
 
 
 def replay_history(
@@ -62,6 +63,10 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        try:
+            model_id = validate_model_id(opts["model"])
+        except ValueError as exc:
+            raise CommandError(f"--model: {exc}") from exc
         since = parse_now(opts["since"], "--since")
         until = parse_now(opts["until"], "--until")
         if since > until:
@@ -96,7 +101,7 @@ class Command(BaseCommand):
             raise CommandError(f"bad threshold override: {exc}") from exc
         rows = (
             EndpointRound.objects.filter(
-                round__model_id=opts["model"], round__started_at__gte=since, round__started_at__lte=until,
+                round__model_id=model_id, round__started_at__gte=since, round__started_at__lte=until,
                 round__status="completed",
             )
             .select_related("endpoint", "round")
@@ -107,6 +112,15 @@ class Command(BaseCommand):
         for er in rows:
             by_round[er.round_id].append(policy.RoundInput(er.endpoint.tag, er.outcome, er.severity))
             started[er.round_id] = er.round.started_at
+        fleet = max((len(inputs) for inputs in by_round.values()), default=0)
+        if opts["floor"] is not None and by_round and settings.floor >= fleet:
+            # Every suspension would be floor-blocked "until capacity allows", which it never
+            # would: say so once rather than print that reason for each would-be suspension.
+            relation = "is larger than" if settings.floor > fleet else "equals"
+            raise CommandError(
+                f"--floor {settings.floor} {relation} the fleet ({fleet} endpoint(s) of {model_id} in the "
+                f"replayed rounds): no endpoint could ever be suspended; use --floor {fleet - 1} or less"
+            )
         replayed = policy.policy_replay(replay_history(by_round, started), Mode.ENFORCE, settings)
         actions = [
             {"at": at.isoformat(), "tag": d.tag, "action": d.action, "suspended_until": d.suspended_until.isoformat() if d.suspended_until else None, "reason": d.reason}
@@ -115,7 +129,7 @@ class Command(BaseCommand):
             if d.action != "none"
         ]
         summary = {
-            "model": opts["model"],
+            "model": model_id,
             "rounds": len(replayed),
             "suspensions": sum(1 for a in actions if a["action"] == "suspended"),
             Action.FLOOR_BLOCKED: sum(1 for a in actions if a["action"] == Action.FLOOR_BLOCKED),

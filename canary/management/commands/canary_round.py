@@ -10,9 +10,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
+from canary.models import Round
 from canary.report import render_round_table
 from canary.selectors import round_report
-from canary.services.rounds import RoundError, round_run
+from canary.services.rounds import NO_ENDPOINTS_TITLE, RoundError, round_close_stuck, round_run
 from canary.terms import Mode
 from core.identifiers import validate_model_id
 
@@ -51,11 +52,19 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(f"--model: {exc}") from exc
         now = parse_now(opts["now"])
+        # As the scheduled trigger does (``round_start_task``): a round left running past its
+        # time budget (a lost worker) is finalised before a new one starts, so it cannot
+        # stay "running" for ever when rounds are run by hand.
+        closed = round_close_stuck(model_id, timezone.now())
+        if closed:
+            self.stderr.write(f"closed {len(closed)} round(s) of {model_id} stuck running past their budget: {', '.join(map(str, closed))}")
         try:
             rnd = round_run(model_id, now=now, language=opts["language"], mode=opts["mode"])
         except (RoundError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         report = round_report(rnd)
+        if rnd.status == Round.Status.COMPLETED and not report["endpoints"]:
+            self.stderr.write(f"warning: {model_id}: {NO_ENDPOINTS_TITLE} The round completed with no endpoints (admins notified).")
         if opts["json"]:
             self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
         else:

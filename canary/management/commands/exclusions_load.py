@@ -66,14 +66,14 @@ def parse_file(path: Path) -> list[dict[str, str]]:
             item["target"] = target_normalise(item["target"])
         except ValueError as exc:
             raise CommandError(f"{where}.target: {exc}") from exc
+        try:
+            item["model"] = validate_model_id(item["model"])
+        except ValueError as exc:
+            raise CommandError(f"{where}.model: {exc}") from exc
         identity = (item["model"], item["target"])
         if identity in seen:
             raise CommandError(f"{where}: duplicate of exclusions[{seen[identity]}] ({item['model']}, {item['target']})")
         seen[identity] = i
-        try:
-            validate_model_id(item["model"])
-        except ValueError as exc:
-            raise CommandError(f"{where}.model: {exc}") from exc
         if "evidence_url" in item:
             url = item["evidence_url"]
             if not isinstance(url, str) or not url.startswith(("https://", "http://")) or len(url) > 200:
