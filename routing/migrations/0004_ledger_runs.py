@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('routing', '0001_initial'),
+        ('routing', '0003_route_listing'),
     ]
 
     operations = [
