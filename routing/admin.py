@@ -14,7 +14,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from observability.routes import RouteCanaryState, route_canary_states
+from canary.selectors import RouteCanaryState, route_canary_states
 from routing.contracts import ContractError, contract_from_dict
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
 from routing.services import breaker_store, contract_version_create

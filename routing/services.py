@@ -38,10 +38,9 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from canary.selectors import ignored_targets, structured_honour_rate
-from observability.gateway import observed, unwrapped
 from routing.breaker import BreakerConfig, BreakerStore
 from routing.contracts import Contract, ContractError, contract_from_dict
-from routing.gateway import Gateway, GatewayResult, RequestInvalid
+from routing.gateway import EventSink, Gateway, GatewayResult, RequestInvalid
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
 from routing.responses import GatewayReply, error_reply, reply_for
 from routing.selection import DEFAULT_MIN_STRUCTURED_HONOURED, RouteProfile
@@ -484,7 +483,20 @@ def ledger_finish(key: str, status: str, result: Any = None) -> None:
 
 
 _gateway: Gateway | None = None
+_gateway_events: EventSink | None = None
 _gateway_lock = threading.Lock()
+
+SinkWrapper = Callable[[EventSink, Callable[[], list[RouteProfile]]], EventSink]
+# Wrappers of the gateway's event sink registered by apps above routing (observability
+# adds metrics and traces in its ``ready()``), so routing never imports them.
+_sink_wrappers: list[SinkWrapper] = []
+
+
+def sink_wrapper_register(wrapper: SinkWrapper) -> None:
+    """Wrap the event sink of every gateway built from now on: ``wrapper(sink, routes)``
+    returns the sink to use (``routes()`` gives the current route profiles)."""
+    if wrapper not in _sink_wrappers:
+        _sink_wrappers.append(wrapper)
 
 
 def breaker_store(config: BreakerConfig | None = None) -> BreakerStore:
@@ -502,7 +514,7 @@ def breaker_store(config: BreakerConfig | None = None) -> BreakerStore:
 def gateway_get() -> Gateway:
     """The process's gateway (built on first use from settings): one HTTP client, one
     Redis pool, one event writer."""
-    global _gateway
+    global _gateway, _gateway_events
     with _gateway_lock:
         if _gateway is None:
             upstream = Upstream(
@@ -515,7 +527,10 @@ def gateway_get() -> Gateway:
                 headers={"HTTP-Referer": settings.OPENROUTER_REFERER, "X-OpenRouter-Title": "Reverie Ops gateway"},
             )
             events = BackgroundEventSink() if _setting("ROUTING_EVENTS_ASYNC", True) else DbEventSink()
-            sink = observed(events, routes=route_profiles)  # metrics and traces from each result
+            sink: EventSink = events
+            for wrap in _sink_wrappers:
+                sink = wrap(sink, route_profiles)
+            _gateway_events = events
             _gateway = Gateway(
                 routes=route_profiles,
                 upstream=upstream,
@@ -529,14 +544,14 @@ def gateway_get() -> Gateway:
 
 def gateway_reset() -> None:
     """Drop the process's gateway (tests change settings between cases)."""
-    global _gateway
+    global _gateway, _gateway_events
     with _gateway_lock:
         if _gateway is not None:
             _gateway.upstream.close()
-            inner = unwrapped(_gateway.sink)
-            if isinstance(inner, BackgroundEventSink):
-                inner.close()
+            if isinstance(_gateway_events, BackgroundEventSink):
+                _gateway_events.close()
         _gateway = None
+        _gateway_events = None
     routes_cache_clear()
     with _contracts_lock:
         _contracts.clear()

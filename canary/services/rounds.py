@@ -34,9 +34,9 @@ from canary.services.probes_run import (
     round_probes_done,
 )
 from canary.services.quarantine import model_config_get, suspension_apply
+from canary.signals import round_finalised
 from canary.terms import Action, Mode
 from canary.verdicts import Judgement, Verdict
-from observability import canary as observability_canary
 from openrouter.client import OpenRouterClient
 
 log = logging.getLogger(__name__)
@@ -273,7 +273,7 @@ def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Rou
     _store_judgement(rnd, rows, missing, ep_by_tag, judged, finished_at or timezone.now())
     suspension_apply(rnd, rnd.started_at, rnd.mode)
     rnd.refresh_from_db()
-    observability_canary.round_finished(rnd.pk)
+    round_finalised.send(sender=Round, round_id=rnd.pk)
     return rnd
 
 
