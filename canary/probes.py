@@ -32,13 +32,13 @@ REFUSAL = "refusal"
 STRUCTURED = "structured_output"
 LANGUAGE = "language"
 PROBE_KINDS: tuple[str, ...] = (TTFT, REFUSAL, STRUCTURED, LANGUAGE)
-# Round-level checks judged across an endpoint's text replies (issue 3, points 2 and 3).
+# Round-level checks judged across an endpoint's text replies.
 LEADING_GARBAGE = "leading_garbage"
 CORRUPTION = "corruption"
 ROUND_CHECKS: tuple[str, ...] = (LEADING_GARBAGE, CORRUPTION)
 ALL_KINDS: tuple[str, ...] = PROBE_KINDS + ROUND_CHECKS
 
-# Two more samples after a language anomaly; the majority of three decides (issue 3, point 1).
+# Two more samples after a language anomaly; the majority of three decides.
 CONFIRMATION_SAMPLES = 2
 
 
@@ -106,7 +106,7 @@ def transport_judgement(call: Call) -> Judgement | None:
     """Map a call that produced no usable reply to a verdict, or None when it completed.
 
     Transport errors (connect, timeout, 429, 5xx, error chunk, reset, oversize or invalid
-    body) are never quality failures (issue 2). A reply served by a provider other than
+    body) are never quality failures. A reply served by a provider other than
     the pin is no evidence about the pinned endpoint: ``inconclusive``.
     A 403 moderation error is the host refusing content: a ``moderation`` judgement that
     the refusal probe turns into a failure.
@@ -258,7 +258,7 @@ def majority(judgements: Sequence[Judgement]) -> Judgement:
 
     ``fail`` when most samples fail (2 of 3); ``pass`` when most pass; otherwise
     ``inconclusive``. The deciding judgement keeps the first failing sample's check and
-    evidence, with the per-sample verdicts added (issue 3, point 1).
+    evidence, with the per-sample verdicts added.
     """
     counts: dict[Verdict, int] = {}
     for j in judgements:

@@ -39,7 +39,7 @@ class ContractVersionForm(forms.ModelForm):
 @admin.register(ContractVersion)
 class ContractVersionAdmin(admin.ModelAdmin):
     """Saving always creates a new version (latest + 1); stored versions never change, so
-    a version in use stays what it was when events recorded it (issue 7, point 1)."""
+    a version in use stays what it was when events recorded it."""
 
     form = ContractVersionForm
     list_display = ["name", "version", "workload", "in_use", "created_by", "created_at", "note"]

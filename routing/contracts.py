@@ -1,5 +1,5 @@
 """Routing contracts: what a workload requires of any answer, machine-readable and
-versioned (issue 7, point 1). Pure: parsed from plain dicts (a JSON file, a database
+versioned. Pure: parsed from plain dicts (a JSON file, a database
 row's ``spec``), never from Django models.
 
 A contract names one workload class and everything a route and an answer must satisfy.
@@ -33,8 +33,9 @@ WORKLOADS = ("text", "structured", "tools", "vision", "long_context")
 MODALITIES = ("text", "image", "audio")
 OUTPUT_MODES = ("none", "json_object", "json_schema")
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter")
-# gRPC A6 clamps maxAttempts to 5; the SRE book's per-request limit is 3 (resilience.md
-# §3, §5). We refuse more than 5 rather than clamping silently.
+# gRPC A6 clamps maxAttempts to 5; the SRE book's per-request limit is 3
+# (docs/sources/resilience.md, "Retries and the deadline"). We refuse more than 5 rather
+# than clamping silently.
 MAX_ATTEMPTS_LIMIT = 5
 
 
@@ -246,7 +247,7 @@ def contract_from_dict(data: Mapping[str, Any]) -> Contract:
     max_fallbacks = data.get("max_fallbacks", Contract.max_fallbacks)
     if "max_fallbacks" in data and max_fallbacks > 0:
         # Issue point 1: each fallback given its own retries multiplies attempts (Bifrost's
-        # 3+3+3+3, peers.md §1); one explicit budget for the chain is required.
+        # 3+3+3+3, docs/sources/peers.md, "Retries and fallbacks"); one explicit budget for the chain is required.
         _require(data.get("max_attempts") is not None,
                  f"max_fallbacks is {max_fallbacks} but max_attempts (the attempt budget for the whole chain) is missing")
     max_attempts = data.get("max_attempts", Contract.max_attempts)

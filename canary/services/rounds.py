@@ -125,7 +125,7 @@ def _column_safe(info: Any) -> Any:
 
 def _language_repeats(model_id: str) -> dict[int, str]:
     """Endpoints whose last round showed a language anomaly repeat that language, so the
-    rotation cannot let them escape the two-consecutive-rounds rule (issue 3, point 1)."""
+    rotation cannot let them escape the two-consecutive-rounds rule."""
     last = Round.objects.filter(model_id=model_id, status=Round.Status.COMPLETED).order_by("-started_at").first()
     if last is None:
         return {}
