@@ -114,6 +114,15 @@ def start_sim(tmp_path: Path, shared_simulator: SharedSimulator) -> Iterator[Cal
         sim.stop()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``-n N --dist loadgroup`` the Celery tests (one broker, whose queues a worker
+    of any of them would drain) run one after another on one xdist worker; everything
+    else spreads. Without xdist the group mark does nothing."""
+    for item in items:
+        if item.get_closest_marker("celery") is not None:
+            item.add_marker(pytest.mark.xdist_group("celery"))
+
+
 @pytest.fixture
 def default_fleet() -> dict:
     return json.loads((FLEETS / "default.json").read_text())
