@@ -37,6 +37,7 @@ test: venv services
 lint: venv
 	$(PY) -m ruff check .
 	$(PY) -m mypy canary routing reverie_ops openrouter fake_openrouter core observability
+	.venv/bin/lint-imports
 
 bench: venv services
 	$(PY) bench/round.py

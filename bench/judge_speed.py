@@ -1,7 +1,7 @@
 """Median time to judge one ~500-character reply with every prose check, after warm-up.
 
 Usage: ``.venv/bin/python bench/judge_speed.py [iterations]`` (default 1000).
-Target (issue 3): under 10 ms per reply. The detector is built first (``warm_up``), as a
+Target: under 10 ms per reply. The detector is built first (``warm_up``), as a
 worker does at start-up, so the one-off model load (1–3 s) is not in the figures.
 """
 

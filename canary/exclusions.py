@@ -10,7 +10,7 @@ Layers (issue "Route quarantine"):
 
 A *target* is either a provider slug (``dynamo``: every endpoint of that provider) or
 an endpoint tag (``borealis/fp8``: that one endpoint), the two forms OpenRouter accepts
-in ``provider.ignore`` (reference/openrouter-api.md, "Endpoint tags"). OpenRouter merges
+in ``provider.ignore`` (docs/sources/openrouter-api.md, "Provider routing"). OpenRouter merges
 our ignore list with the account-wide one as a union, so this list only ever removes
 endpoints from routing; it never adds one.
 """
@@ -37,7 +37,7 @@ _TARGET_RE: Final = re.compile(rf"{_PART}(?:/{_PART})?")
 
 # OpenRouter does not match service-tier endpoints by their base slug: ``openai`` in
 # ``ignore`` leaves ``openai/flex`` and ``openai/priority`` routable; they must be named
-# (reference/openrouter-api.md, "Endpoint tags", sources [PS][ST]).
+# (docs/sources/openrouter-api.md, "Provider routing").
 SERVICE_TIER_VARIANTS: Final = frozenset({"flex", "priority"})
 
 

@@ -7,7 +7,7 @@ round (``canary.services``) and a replay over stored history (``canary_replay``)
 Every rule below comes from the issue "Route quarantine"; the docstrings name the rule
 they implement so a reader can check one against the other.
 
-Vocabulary (shared/style.md): an *endpoint* is one provider's deployment of a model,
+Vocabulary: an *endpoint* is one provider's deployment of a model,
 addressed by its tag ``slug/variant``; a *round* probes every endpoint of one model once
 (every 30 minutes) and yields one *outcome* per endpoint:
 

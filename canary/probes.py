@@ -32,14 +32,14 @@ REFUSAL = "refusal"
 STRUCTURED = "structured_output"
 LANGUAGE = "language"
 PROBE_KINDS: tuple[str, ...] = (TTFT, REFUSAL, STRUCTURED, LANGUAGE)
-# Round-level checks judged across an endpoint's text replies (issue 3, points 2 and 3).
+# Round-level checks judged across an endpoint's text replies.
 LEADING_GARBAGE = "leading_garbage"
 CORRUPTION = "corruption"
 ROUND_CHECKS: tuple[str, ...] = (LEADING_GARBAGE, CORRUPTION)
 ALL_KINDS: tuple[str, ...] = PROBE_KINDS + ROUND_CHECKS
 
 # Two more samples after a language anomaly or a malformed body; the majority of three
-# decides (issue 3, point 1).
+# decides.
 CONFIRMATION_SAMPLES = 2
 # The check of a completed HTTP 200 whose body or SSE frame never parsed: the endpoint was
 # reachable and produced malformed output, a degradation, not a transport error.
@@ -117,8 +117,8 @@ def transport_judgement(call: Call) -> Judgement | None:
     """Map a call that produced no usable reply to a verdict, or None when it completed.
 
     Transport errors (connect, timeout, 429, 5xx, error chunk, reset, oversize body) are
-    never quality failures (issue 2); their reason and evidence carry the HTTP status,
-    the provider's error message and a short body excerpt (``Call.body_excerpt``).
+    never quality failures; their reason and evidence carry the HTTP status, the
+    provider's error message and a short body excerpt (``Call.body_excerpt``).
     An HTTP 200 whose body or SSE frame never parsed (``invalid_body`` after a 2xx) is
     a completed exchange that produced malformed output: a ``malformed_body`` failure of
     the probe, with the excerpt as evidence, which the probes confirm by the majority of
@@ -313,7 +313,7 @@ def majority(judgements: Sequence[Judgement]) -> Judgement:
 
     ``fail`` when most samples fail (2 of 3); ``pass`` when most pass; otherwise
     ``inconclusive``. The deciding judgement keeps the first failing sample's check and
-    evidence, with the per-sample verdicts added (issue 3, point 1).
+    evidence, with the per-sample verdicts added.
     """
     counts: dict[Verdict, int] = {}
     for j in judgements:

@@ -4,7 +4,7 @@ Pure module: no Django, no HTTP. The judges (``canary.judges``), the probes (whi
 read the wire's ``openrouter.result.Completion`` into a ``Reply``) and the round runner
 all speak these types.
 
-Verdict vocabulary (shared/style.md): ``pass``, ``fail``, ``inconclusive``,
+Verdict vocabulary: ``pass``, ``fail``, ``inconclusive``,
 ``transport_error``, ``not_applicable``.
 """
 

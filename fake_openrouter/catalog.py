@@ -1,6 +1,6 @@
 """Listing payloads, pure: GET /models, /models/{author}/{slug}/endpoints, /providers, /key.
 
-Shapes follow reference §2 and the endpoint captures; prices are per-token strings exactly
+Shapes follow docs/sources/openrouter-api.md, "Listing endpoints" and the endpoint captures; prices are per-token strings exactly
 as the fleet wrote them. Latency percentiles are in milliseconds (as the 2026 capture shows)
 and, as on OpenRouter, null for unauthenticated callers.
 """

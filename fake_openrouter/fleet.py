@@ -37,7 +37,7 @@ TOOL_CALL_MODES: tuple[str, ...] = ("ok", "unknown_tool", "invalid_arguments", "
 INPUT_MODALITIES: tuple[str, ...] = ("text", "image", "audio")
 USAGE_CHUNKS: tuple[str, ...] = ("empty_choices", "repeat_finish", "extra_choice")
 ERROR_CHUNKS: tuple[str, ...] = ("documented", "observed")
-# OpenRouter's quantization enum (reference §1, snippets/quantization-levels).
+# OpenRouter's quantization enum (docs/sources/openrouter-api.md, "Provider routing", snippets/quantization-levels).
 QUANTIZATIONS: tuple[str, ...] = (
     "int4",
     "int8",
@@ -155,7 +155,7 @@ class Faults:
 
 @dataclass(frozen=True)
 class Wire:
-    """Real-world quirks of OpenRouter's responses (see ``shared/captures/INDEX.md``)."""
+    """Real-world quirks of OpenRouter's responses (see ``tests/fixtures/captures/INDEX.md``)."""
 
     usage_chunk: UsageChunk = "empty_choices"
     padding: int = 0

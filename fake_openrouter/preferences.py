@@ -1,6 +1,6 @@
 """The request's ``provider`` object (OpenRouter ``ProviderPreferences``), parsed strictly.
 
-The schema has ``additionalProperties: false`` (reference §1), so unknown keys and values of
+The schema has ``additionalProperties: false`` (docs/sources/openrouter-api.md, "Provider routing"), so unknown keys and values of
 the wrong type are answered with a 400 in OpenRouter's error envelope.
 """
 
@@ -113,7 +113,7 @@ def _max_price(value: Any) -> tuple[Decimal | None, Decimal | None]:
         if item is None:
             prices.append(None)
             continue
-        # The docs' example uses numbers, the OAS strings: accept both (reference §1).
+        # The docs' example uses numbers, the OAS strings: accept both (docs/sources/openrouter-api.md, "Provider routing").
         if isinstance(item, bool) or not isinstance(item, (int, float, str)):
             raise PreferencesError(f"provider.max_price.{key}: expected a number")
         try:

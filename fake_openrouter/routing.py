@@ -17,7 +17,7 @@ from fake_openrouter.fleet import DEFAULT_TOKENS_PER_S, DEFAULT_TTFT_MS, Endpoin
 from fake_openrouter.wire import error_body
 
 _MILLION = Decimal(1_000_000)
-# fp4 also covers mxfp4/nvfp4 and fp8 also covers mxfp8 (reference §1, quantizations).
+# fp4 also covers mxfp4/nvfp4 and fp8 also covers mxfp8 (docs/sources/openrouter-api.md, "Provider routing", quantizations).
 _QUANT_FAMILIES = {"fp4": {"fp4", "mxfp4", "nvfp4"}, "fp8": {"fp8", "mxfp8"}}
 
 
@@ -74,7 +74,7 @@ def _by_parameters(endpoints: list[Endpoint], request: ChatRequest) -> list[Endp
                 404, error_body(404, "No endpoints found that can handle the requested parameters.")
             )
         return kept
-    # Soft preference (reference §1): with require_parameters off, a structured-output
+    # Soft preference (docs/sources/openrouter-api.md, "Provider routing"): with require_parameters off, a structured-output
     # request still goes only to endpoints that support it, when at least one does; if none
     # does, the parameter is dropped and every endpoint stays eligible.
     soft = required & {"structured_outputs", "response_format", "tools"}

@@ -155,6 +155,21 @@ async def _reset_stats(request: web.Request) -> web.Response:
     return _json(200, {"requests": {}})
 
 
+async def _reset(request: web.Request) -> web.Response:
+    """Back to a freshly started simulator on the current fleet file: draw counters,
+    request stats, generations and billing cleared, streams held open by a ``hang`` fault
+    released. One process then serves a whole test session, one test after another."""
+    state = request.app[STATE]
+    state.shutdown.set()
+    state.shutdown = asyncio.Event()
+    state.counter = ServeCounter()
+    state.requests.clear()
+    state.generations.clear()
+    state.billed_usd = 0.0
+    state.source.current()
+    return _json(200, {"reset": True})
+
+
 async def _chat(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE]
     body = await request.read()
@@ -325,6 +340,7 @@ def make_app(fleet_path: str | Path) -> web.Application:
     app.router.add_post(f"{API_PREFIX}/chat/completions", _chat)
     app.router.add_get("/_sim/stats", _stats)
     app.router.add_post("/_sim/reset_stats", _reset_stats)
+    app.router.add_post("/_sim/reset", _reset)
     return app
 
 

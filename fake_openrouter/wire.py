@@ -1,6 +1,6 @@
 """OpenRouter's wire shapes: response bodies, SSE frames, usage and error envelopes.
 
-Shapes follow reference §3/§5 and the captures: the older chunk key order
+Shapes follow docs/sources/openrouter-api.md, "Chat completions and streaming" and "Errors" and the captures: the older chunk key order
 (id, provider, model, object, created, choices) with ``logprobs: null`` in each choice,
 numeric ``error.code``, a top-level ``user_id`` on provider errors, usage with ``cost``.
 """
@@ -54,7 +54,7 @@ def json_bytes(obj: dict[str, Any]) -> bytes:
 def error_body(
     code: int, message: str, metadata: dict[str, Any] | None = None, *, user_id: bool = True
 ) -> dict[str, Any]:
-    """``{"error": {code, message, metadata?}, "user_id"?}`` (reference §5)."""
+    """``{"error": {code, message, metadata?}, "user_id"?}`` (docs/sources/openrouter-api.md, "Errors")."""
     error: dict[str, Any] = {"code": code, "message": message}
     if metadata is not None:
         error["metadata"] = metadata

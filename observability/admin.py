@@ -17,10 +17,10 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
+from canary.selectors import route_canary_states
 from observability.breakers import breaker_rows
 from observability.models import BreakerBoard, Reliability
 from observability.reliability import reliability_page
-from observability.routes import route_canary_states
 from routing.models import Route
 from routing.services import breaker_store
 

@@ -6,7 +6,8 @@ query reads either one round per model (the latest finished one) or small tables
 (decisions, policy states, notifications). It lives in the web process's registry only,
 so several processes never report the same rows twice.
 
-``round_finished(round_id)`` is called once when a round is finalised; it emits the
+``round_finished(round_id)`` is called once when a round is finalised (through the
+``canary.signals.round_finalised`` signal); it emits the
 round's trace when tracing is on (``observability.tracing``) and does nothing otherwise.
 """
 
@@ -138,6 +139,11 @@ def round_finished(round_id: int) -> None:
         _round_trace(round_id)
     except Exception:  # noqa: BLE001 - a trace must never fail a round
         log.exception("trace of round %s not recorded", round_id)
+
+
+def round_finished_receiver(sender: object, round_id: int, **_: object) -> None:
+    """Receiver of ``canary.signals.round_finalised`` (connected in ``apps.ready``)."""
+    round_finished(round_id)
 
 
 def _round_trace(round_id: int) -> None:

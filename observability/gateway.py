@@ -143,6 +143,11 @@ def observed(sink: EventSink | None, *, routes: Callable[[], Sequence[RouteProfi
     return ObservedSink(sink, routes=routes)
 
 
+def sink_wrap(sink: EventSink, routes: Callable[[], Sequence[RouteProfile]]) -> EventSink:
+    """The wrapper ``routing.services.sink_wrapper_register`` takes: ``observed``."""
+    return ObservedSink(sink, routes=routes)
+
+
 def unwrapped(sink: Any) -> Any:
     """The sink inside an ``ObservedSink`` (the sink itself otherwise)."""
     return sink.inner if isinstance(sink, ObservedSink) else sink

@@ -4,7 +4,7 @@ Without this, a view that cannot reach PostgreSQL raises ``OperationalError`` (a
 connection, the connection pool's timeout, a connection dropped mid-query) and Django
 answers its HTML 500. The internal API (``/api/``) and the gateway (``/v1/``) are called by
 programs that need a status they can act on: 503 with ``Retry-After`` (RFC 9110 §15.6.4
-and §10.2.3), in each path's own error shape. Pages for people keep Django's handling.
+and RFC 9110 §10.2.3), in each path's own error shape. Pages for people keep Django's handling.
 """
 
 from __future__ import annotations

@@ -188,7 +188,7 @@ CANARY_LANGUAGES = env.list(
     "CANARY_LANGUAGES",
     default=["en", "pt", "es", "fr", "de", "it", "nl", "pl", "ru", "uk", "tr", "ja", "ko", "zh", "id", "vi", "ar"],
 )
-# Time to first token limit (s): past it the TTFT probe fails (issue 2).
+# Time to first token limit (s): past it the TTFT probe fails.
 CANARY_TTFT_LIMIT_S = env.float("CANARY_TTFT_LIMIT_S", default=10.0)
 # Whole-call limit once the first token arrived (s).
 CANARY_TOTAL_TIMEOUT_S = env.float("CANARY_TOTAL_TIMEOUT_S", default=45.0)
@@ -198,7 +198,7 @@ CANARY_MAX_TOKENS = env.int("CANARY_MAX_TOKENS", default=600)
 CANARY_CONCURRENCY = env.int("CANARY_CONCURRENCY", default=48)
 CANARY_MAX_RESPONSE_BYTES = env.int("CANARY_MAX_RESPONSE_BYTES", default=1024 * 1024)
 # Fleet attribution: share of endpoints failing the same check on the same prompt above
-# which the defect is attributed to the model or the prompt, not to the endpoints (issue 3).
+# which the defect is attributed to the model or the prompt, not to the endpoints.
 CANARY_FLEET_FAIL_SHARE = env.float("CANARY_FLEET_FAIL_SHARE", default=0.5)
 CANARY_FLEET_MIN_ENDPOINTS = env.int("CANARY_FLEET_MIN_ENDPOINTS", default=3)
 

@@ -14,7 +14,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from observability.routes import RouteCanaryState, route_canary_states
+from canary.selectors import RouteCanaryState, route_canary_states
 from routing.contracts import ContractError, contract_from_dict
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
 from routing.services import breaker_store, contract_version_create
@@ -39,7 +39,7 @@ class ContractVersionForm(forms.ModelForm):
 @admin.register(ContractVersion)
 class ContractVersionAdmin(admin.ModelAdmin):
     """Saving always creates a new version (latest + 1); stored versions never change, so
-    a version in use stays what it was when events recorded it (issue 7, point 1)."""
+    a version in use stays what it was when events recorded it."""
 
     form = ContractVersionForm
     list_display = ["name", "version", "workload", "in_use", "created_by", "created_at", "note"]

@@ -1,4 +1,4 @@
-"""``POST /v1/chat/completions``: the OpenAI-compatible gateway endpoint (issue 7, point 12).
+"""``POST /v1/chat/completions``: the OpenAI-compatible gateway endpoint.
 
 Auth: ``Authorization: Bearer <service token>`` (``core.tokens``). The contract is named
 in the ``X-Routing-Contract: <name>@<version>`` header; ``Idempotency-Key`` is the

@@ -1,9 +1,10 @@
-"""Bounded, jittered waits between attempts (issue 7, point 5; resilience.md §3, §4.1).
+"""Bounded, jittered waits between attempts (docs/sources/resilience.md,
+"Retries and the deadline" and "Backoff with jitter").
 
 Full jitter (Brooker, AWS Architecture Blog 2015; gRPC A6 uses the same shape): wait
 ``random(0, min(cap, base * 2**retry))``. It does the least total work among the jittered
-variants under contention (resilience.md §4.1). A provider's ``Retry-After`` wins when it
-fits the time left (gRPC pushback, resilience.md §3). Pure: the random source is injected.
+variants under contention (docs/sources/resilience.md, "Backoff with jitter"). A provider's ``Retry-After`` wins when it
+fits the time left (gRPC pushback, docs/sources/resilience.md, "Retries and the deadline"). Pure: the random source is injected.
 """
 
 from __future__ import annotations

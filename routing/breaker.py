@@ -1,12 +1,12 @@
 """Circuit breakers per route and failure class, shared by every process through Redis
-(issue 7, point 8; semantics from resilience.md §2.1, §2.3, §10).
+(semantics from docs/sources/resilience.md, "Circuit breakers").
 
 States per (route, failure class):
 
 - **closed**: calls pass. Each call's outcome enters a count-based window of the last
   ``window`` calls (resilience4j COUNT_BASED). The breaker opens when the failure rate
   reaches ``failure_rate`` over at least ``min_calls`` calls (a small volume never trips
-  it, §10.4), or on ``consecutive`` failures in a row (Envoy ``consecutive_5xx``, §1.1).
+  it, "Circuit breakers"), or on ``consecutive`` failures in a row (Envoy ``consecutive_5xx``, "Circuit breakers").
   A class's window starts at its first failure (a healthy route stores nothing); then a
   success appends to every class's window and a failure of another class is *ignored*
   by this class (neither success nor failure, resilience4j ``ignoreExceptions``).
@@ -16,19 +16,19 @@ States per (route, failure class):
   same way, with the same rule, in its own field.
 - **half-open** (entered lazily on the first call after ``open_until``): at most
   ``half_open_trials`` trial calls in flight across *all* processes (a lease in Redis, as
-  AWS Powertools' single probe, §2.3); a trial that never reports frees its slot after
-  ``trial_lease_s`` (resilience4j issue 903: stuck trials must not stick the breaker).
-  ``close_after`` consecutive successes close it (§10.5); any failure of the class
+  AWS Powertools' single probe, "Circuit breakers"); a trial that never reports frees its slot after
+  ``trial_lease_s`` (resilience4j's issue #903: stuck trials must not stick the breaker).
+  ``close_after`` consecutive successes close it ("Circuit breakers"); any failure of the class
   re-opens it.
 
 Failures that are not the route's fault (a client's malformed request, an incompatible
 request) are recorded as ``neutral``: they only release a trial slot (issue point 8).
 
 Each check and each record is one atomic Lua script on one hash per route, so processes
-never race between reading and writing (pybreaker's INCR-then-compare race, §2.2). A
+never race between reading and writing (pybreaker's INCR-then-compare race, "Circuit breakers"). A
 healthy route has no hash at all: the check is one HGETALL of a missing key and the
 success is not written. Times are epoch milliseconds supplied by the caller (tests
-inject a clock); Redis errors fail open (pybreaker's choice, §2.2) and are logged.
+inject a clock); Redis errors fail open (pybreaker's choice, "Circuit breakers") and are logged.
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ return opened
 
 @dataclass(frozen=True)
 class BreakerConfig:
-    """Thresholds (defaults from resilience.md §10): a window of the last ``window``
+    """Thresholds (defaults from docs/sources/resilience.md, "Circuit breakers"): a window of the last ``window``
     calls; open at ``failure_rate`` (0..1) over >= ``min_calls`` calls or after
     ``consecutive`` failures; open for ``open_s`` seconds (Envoy base ejection 30 s);
     ``half_open_trials`` concurrent trials across processes; ``close_after``
@@ -192,7 +192,7 @@ class BreakerConfig:
     ttl_s: float = 86400.0
     # A route found with no breaker state at all is taken as closed for this long without
     # asking Redis again (AWS Powertools keeps a 5 s local cache for the same reason,
-    # resilience.md §2.3: the healthy path should cost nothing). Any failure this process
+    # docs/sources/resilience.md, "Circuit breakers": the healthy path should cost nothing). Any failure this process
     # records clears it at once; another process's trip is seen within this delay. Routes
     # with state (open, half-open, counting) always ask Redis, so half-open trial limits
     # stay exact across processes. 0 disables it.

@@ -1,5 +1,5 @@
 """Routing contracts: what a workload requires of any answer, machine-readable and
-versioned (issue 7, point 1). Pure: parsed from plain dicts (a JSON file, a database
+versioned. Pure: parsed from plain dicts (a JSON file, a database
 row's ``spec``), never from Django models.
 
 A contract names one workload class and everything a route and an answer must satisfy.
@@ -40,8 +40,9 @@ _STREAM_COMMIT_KEYS = frozenset({"mode", "hold_chars", "hold_ms"})
 # that a reader does not notice it (a few tokens at chat speed).
 DEFAULT_HOLD_CHARS = 64
 DEFAULT_HOLD_MS = 250.0
-# gRPC A6 clamps maxAttempts to 5; the SRE book's per-request limit is 3 (resilience.md
-# §3, §5). We refuse more than 5 rather than clamping silently.
+# gRPC A6 clamps maxAttempts to 5; the SRE book's per-request limit is 3
+# (docs/sources/resilience.md, "Retries and the deadline"). We refuse more than 5 rather
+# than clamping silently.
 MAX_ATTEMPTS_LIMIT = 5
 
 
@@ -315,7 +316,7 @@ def contract_from_dict(data: Mapping[str, Any]) -> Contract:
     max_fallbacks = data.get("max_fallbacks", Contract.max_fallbacks)
     if "max_fallbacks" in data and max_fallbacks > 0:
         # Issue point 1: each fallback given its own retries multiplies attempts (Bifrost's
-        # 3+3+3+3, peers.md §1); one explicit budget for the chain is required.
+        # 3+3+3+3, docs/sources/peers.md, "Retries and fallbacks"); one explicit budget for the chain is required.
         _require(data.get("max_attempts") is not None,
                  f"max_fallbacks is {max_fallbacks} but max_attempts (the attempt budget for the whole chain) is missing")
     max_attempts = data.get("max_attempts", Contract.max_attempts)

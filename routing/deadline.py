@@ -1,4 +1,4 @@
-"""One absolute deadline per request (issue 7, point 4; resilience.md §3 and §5).
+"""One absolute deadline per request (docs/sources/resilience.md, "Retries and the deadline").
 
 The deadline is recorded when the request enters and spans every attempt, backoff and
 hedge (gRPC A6: "the call deadline spans all attempts"; SRE book: check the remaining

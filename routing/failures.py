@@ -1,4 +1,4 @@
-"""Failure classes: every attempt outcome maps to exactly one (issue 7, point 3).
+"""Failure classes: every attempt outcome maps to exactly one.
 
 Pure: no Django, no HTTP. The upstream reader (``routing/upstream.py``) reports *what it
 saw* as a ``Signal``; ``classify`` says *what it means* for the chain:
@@ -97,7 +97,7 @@ class Failure:
         return self.blame == "route" and self.cls != FailureClass.INCOMPATIBLE
 
 
-# OpenRouter's typed ``error_type`` / availability ``code`` (reference openrouter-api.md §5).
+# OpenRouter's typed ``error_type`` / availability ``code`` (docs/sources/openrouter-api.md, "Errors").
 _TYPED: dict[str, tuple[FailureClass, Blame]] = {
     "context_length_exceeded": (FailureClass.INCOMPATIBLE, "route"),
     "max_tokens_exceeded": (FailureClass.INCOMPATIBLE, "route"),
@@ -202,14 +202,14 @@ def classify_http(
         return Failure(FailureClass.INCOMPATIBLE, "unsupported", message, "route", status, retry_after_s)
     if status == 403 and error is not None and is_moderation_error(status, error):
         # One host's content filter refused: another host may serve it (LiteLLM's
-        # content_policy_fallbacks, peers.md §1), and it says nothing about the host's health.
+        # content_policy_fallbacks, docs/sources/peers.md, "Retries and fallbacks"), and it says nothing about the host's health.
         return Failure(FailureClass.INCOMPATIBLE, "moderation", message, "route", status, retry_after_s)
     if status in (401, 402, 403):
         reason = {401: "authentication", 402: "payment_required"}.get(status, "permission_denied")
         return Failure(FailureClass.PERMANENT, reason, message, "account", status, retry_after_s)
     if status == 404 or _UNKNOWN_MODEL_WORDS.search(text):
         if "no endpoints found for" in text.casefold():
-            # A pinned provider listed but momentarily unroutable (reference §5: seen
+            # A pinned provider listed but momentarily unroutable (docs/sources/openrouter-api.md, "Errors": seen
             # when Groq was out of capacity): it comes back, so transient.
             return Failure(FailureClass.TRANSIENT, "endpoint_unavailable", message, "route", status, retry_after_s)
         return Failure(FailureClass.PERMANENT, "unknown_model", message, "route", status, retry_after_s)

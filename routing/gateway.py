@@ -1,4 +1,4 @@
-"""The gateway: one request in, one accepted answer or one clear failure out (issue 7).
+"""The gateway: one request in, one accepted answer or one clear failure out.
 
 ``Gateway.complete(contract, body)`` runs the chain of attempts:
 
@@ -54,7 +54,7 @@ from routing.stream import Answer
 from routing.upstream import AttemptOutcome, LiveAttempt, Upstream
 from routing.validation import ValidationResult, validate_answer
 
-# OpenRouter's provider-preference keys (reference openrouter-api.md §1). The gateway
+# OpenRouter's provider-preference keys (docs/sources/openrouter-api.md, "Provider routing"). The gateway
 # sets only/order/ignore/allow_fallbacks itself: it pins each route's endpoint.
 PROVIDER_KEYS = frozenset({
     "require_parameters", "data_collection", "zdr", "enforce_distillable_text",

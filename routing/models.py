@@ -1,9 +1,9 @@
 """Routing state: contract versions, routes, request/attempt events, the execution ledger.
 
-Contract versions are immutable once used (issue 7, point 1): an edit is a new version.
+Contract versions are immutable once used: an edit is a new version.
 Events are rows (one per request, one per attempt, issue point 11) and are never
 updated. The execution ledger claims each tool side effect once, by a unique key
-(developers' guide; resilience.md §6).
+(developers' guide; docs/sources/resilience.md, "Idempotency keys").
 """
 
 from __future__ import annotations
@@ -165,9 +165,10 @@ class ExecutionLedger(models.Model):
     ``status``: "claimed" (running), "done" (``result`` stored for replay), "failed"
     (released: the next claim of the key runs again),
     "unknown" (it may have happened; never replayed automatically). ``fingerprint`` is a
-    digest of the arguments: the same key with other arguments is refused (IETF draft
-    "The Idempotency-Key HTTP Header Field": 422). A request's ``Idempotency-Key`` is
-    claimed here whatever its contract (``request:<contract>:<key>``).
+    digest of the arguments: the same key with other arguments is refused (IETF
+    idempotency-key draft: 422, docs/sources/resilience.md, "Idempotency keys"). A
+    request's ``Idempotency-Key`` is claimed here whatever its contract
+    (``request:<contract>:<key>``).
     """
 
     key = models.CharField(max_length=255, unique=True)

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible shapes the gateway answers with (issue 7, point 12). Pure.
+"""The OpenAI-compatible shapes the gateway answers with. Pure.
 
 Success: a ``chat.completion`` body with the accepted answer (surrounding whitespace of
 the text stripped, nothing else touched) and headers naming the final route and the

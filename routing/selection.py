@@ -1,4 +1,4 @@
-"""Fallback by capability, not rank (issue 7, point 6). Pure.
+"""Fallback by capability, not rank. Pure.
 
 Candidates are first filtered against the contract and the request (modalities, context
 >= estimated input + reserved output, tools, structured-output mode actually honoured,
@@ -19,7 +19,7 @@ from routing.contracts import Contract
 
 # A route whose canary structured-output probes pass less often than this does not
 # count as supporting json_schema, whatever it advertises ("advertised versus honoured";
-# LLM verifiers hold schema accuracy >= 98 %, resilience.md §8.2; we allow some noise).
+# LLM verifiers hold schema accuracy >= 98 %, docs/sources/resilience.md, "Canary analysis"; we allow some noise).
 DEFAULT_MIN_STRUCTURED_HONOURED = 0.9
 _CHARS_PER_TOKEN = 4  # the usual English estimate; also the simulator's count
 

@@ -1,4 +1,4 @@
-"""Named semantic checks a contract can require of an answer (issue 7, point 7).
+"""Named semantic checks a contract can require of an answer.
 
 A check is a pure function ``(value, params) -> list[str]``: ``value`` is the parsed
 structured output (a dict for JSON workloads, the text for plain ones), ``params`` the

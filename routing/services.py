@@ -2,8 +2,7 @@
 
 - contracts: ``contract_version_create``, ``contracts_load_file``, ``contract_get``;
 - routes: ``route_profiles`` (cached), ``route_measurements_refresh``;
-- events: ``DbEventSink`` (synchronous) and ``BackgroundEventSink`` (a writer thread,
-  so the request path never waits on PostgreSQL);
+- events: the sinks of ``routing.events``, chosen by ROUTING_EVENTS_ASYNC;
 - the execution ledger: ``ledger_claim``, ``ledger_finish``, and for a gateway request's
   ``Idempotency-Key`` (any contract) ``request_idempotency_claim``/``_settle``;
 - ``gateway_get`` (one per process) and ``chat_completion_create``, the in-process
@@ -24,21 +23,15 @@ import logging
 import threading
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
-from decimal import Decimal
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import redis
 from django.conf import settings
 from django.db import (
-    DatabaseError,
     IntegrityError,
-    InterfaceError,
-    OperationalError,
-    connection,
     transaction,
 )
 from django.db.models import F, Max
@@ -48,7 +41,6 @@ from redis.retry import Retry
 
 from canary.judges import warm_up
 from canary.selectors import ignored_targets, structured_honour_rate
-from observability.gateway import observed, unwrapped
 from routing.breaker import BreakerConfig, BreakerStore
 from routing.contracts import (
     Contract,
@@ -57,9 +49,9 @@ from routing.contracts import (
     file_names_unique,
     file_version_check,
 )
-from routing.event_text import storable, text_digest
-from routing.gateway import Gateway, GatewayResult, RequestInvalid
-from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
+from routing.events import BackgroundEventSink, DbEventSink
+from routing.gateway import EventSink, Gateway, RequestInvalid
+from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, Route
 from routing.request_check import BodyInvalid, body_check
 from routing.responses import GatewayReply, error_reply, reply_for
 from routing.selection import DEFAULT_MIN_STRUCTURED_HONOURED, RouteProfile
@@ -290,227 +282,6 @@ def route_measurements_refresh(*, window: timedelta = timedelta(hours=1)) -> int
     return updated
 
 
-# ---------------------------------------------------------------------------- events
-
-
-def _content_field(text: str | None, *, redact: bool) -> str:
-    """What an event stores of a prompt or answer: its SHA-256, or only its length."""
-    if not text:
-        return ""
-    if redact:
-        return f"[redacted {len(text)} chars]"
-    return text_digest(text)
-
-
-_REQUEST_COLUMNS = ("operation_id", "contract", "outcome", "failure_class", "error_code", "message", "final_route",
-                    "attempt_count", "latency_ms", "cost_usd", "prompt", "output", "started_at")
-_ATTEMPT_COLUMNS = ("operation_id", "attempt_id", "index", "route", "status", "failure_class", "failure_reason",
-                    "message", "http_status", "latency_ms", "ttft_ms", "tokens_in", "tokens_out", "cost_usd",
-                    "fallback_reason", "validation", "breaker_state", "breaker_opened", "hedge", "checks", "started_at")
-
-_Rows = tuple[tuple[Any, ...], list[tuple[Any, ...]]]
-
-
-def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
-    # Table and column names are our own constants, quoted; values go as parameters.
-    quote = connection.ops.quote_name
-    return f"INSERT INTO {quote(table)} ({', '.join(quote(c) for c in columns)}) VALUES ({', '.join(['%s'] * len(columns))})"  # noqa: S608
-
-
-def _clean(row: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(storable(v) if isinstance(v, str) else v for v in row)
-
-
-def _event_rows(r: GatewayResult, *, redact: bool) -> _Rows:
-    """The request row and attempt rows of one result, every string storable."""
-    ops = connection.ops
-
-    def when(epoch_s: float) -> Any:
-        return ops.adapt_datetimefield_value(datetime.fromtimestamp(epoch_s, tz=UTC))
-
-    def checks(value: dict[str, str]) -> Any:
-        return ops.adapt_json_value(value, None)
-
-    def usd(value: float) -> Any:
-        return ops.adapt_decimalfield_value(Decimal(str(round(value, 8))), 14, 8)
-
-    request = _clean((
-        r.operation_id, r.contract, r.outcome, r.failure_class, r.error_code, r.message[:2000],
-        r.route.name if r.route else "", len(r.attempts), r.latency_ms, usd(r.cost_usd),
-        _content_field(r.request_text, redact=redact), _content_field(r.answer.content if r.answer else None, redact=redact),
-        when(r.started_at),
-    ))
-    attempts = [
-        _clean((r.operation_id, a.attempt_id, a.index, a.route, a.status, a.failure_class, a.failure_reason[:60], a.message,
-                a.http_status, a.latency_ms, a.ttft_ms, a.tokens_in, a.tokens_out, usd(a.cost_usd), a.fallback_reason[:300],
-                a.validation, a.breaker_state, a.breaker_opened, a.hedge, checks(a.checks), when(a.started_at)))
-        for a in r.attempts
-    ]
-    return request, attempts
-
-
-def _insert_events(rows: list[_Rows]) -> None:
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.executemany(_insert_sql(RequestEvent._meta.db_table, _REQUEST_COLUMNS), [req for req, _ in rows])
-        attempts = [a for _, batch in rows for a in batch]
-        if attempts:
-            cursor.executemany(_insert_sql(AttemptEvent._meta.db_table, _ATTEMPT_COLUMNS), attempts)
-
-
-def events_write(results: list[GatewayResult]) -> int:
-    """Write request and attempt rows for finished gateway runs; returns how many
-    results were stored.
-
-    One transaction for the batch. When the batch fails for a reason inside its data
-    (a value the database refuses), each result is written in a transaction of its own,
-    so one bad result costs only its own events: it is logged with its operation id and
-    dropped. A lost connection (``OperationalError``/``InterfaceError``) is raised: the
-    caller retries the whole batch on a new connection.
-
-    Plain ``executemany`` rather than ORM ``bulk_create``: the writer shares the
-    process (and its GIL) with the request path, and model instances per row cost more
-    CPU than the insert itself (the bench's 2 ms budget).
-    """
-    if not results:
-        return 0
-    redact = _setting("ROUTING_EVENT_CONTENT", "hash") == "redact"  # read once per batch, not per field
-    rows: list[_Rows] = []
-    for r in results:
-        try:
-            rows.append(_event_rows(r, redact=redact))
-        except Exception:  # noqa: BLE001 - one result's bad value must not cost the batch
-            log.exception("dropped the routing events of operation %s: they cannot be stored", r.operation_id)
-    if not rows:
-        return 0
-    try:
-        _insert_events(rows)
-        return len(rows)
-    except (OperationalError, InterfaceError):
-        raise
-    except DatabaseError:
-        log.warning("a batch of %d routing events failed; writing them one by one", len(rows), exc_info=True)
-    stored = 0
-    for one in rows:
-        try:
-            _insert_events([one])
-            stored += 1
-        except (OperationalError, InterfaceError):
-            raise
-        except DatabaseError:
-            log.exception("dropped the routing events of operation %s: the database refused them", one[0][0])
-    return stored
-
-
-class DbEventSink:
-    """Writes each result's rows before ``emit`` returns (tests; low-volume tools)."""
-
-    def emit(self, result: GatewayResult) -> None:
-        events_write([result])
-
-
-class BackgroundEventSink:
-    """Collects results; one daemon thread writes them in batches (up to ``batch``
-    results per transaction), ``interval_s`` seconds after the first result of a batch
-    arrived. Keeps the database off the request path (the bench's 2 ms budget). A crash
-    loses at most the last interval's events; ``flush`` waits until everything emitted is
-    written.
-
-    One second, not less: a batch costs about 0.3-0.5 ms of CPU whatever its size
-    (transaction and commit), and at 100 requests a second per process a 0.2 s batch
-    held 20 results, so the fixed cost alone was 20 us per request.
-
-    ``emit`` is a deque append (atomic under the GIL) and wakes the writer only when it
-    is idle, so the writer wakes once per batch, not once per request: a ``queue.Queue``
-    woke it for every result, and those thread switches cost more CPU per request than
-    the rest of the gateway's own work.
-    """
-
-    _RENEW_S = 300.0
-
-    def __init__(self, *, batch: int = 200, interval_s: float = 1.0) -> None:
-        self.batch = batch
-        self.interval_s = interval_s
-        self._pending: deque[GatewayResult] = deque()
-        self._wake = threading.Event()
-        self._busy = False
-        self._written = threading.Condition()
-        self._closing = False
-        self._renew_at = 0.0
-        self._thread = threading.Thread(target=self._run, name="routing-events", daemon=True)
-        self._thread.start()
-
-    def emit(self, result: GatewayResult) -> None:
-        self._pending.append(result)
-        if not self._wake.is_set():
-            self._wake.set()
-
-    def flush(self, timeout_s: float = 5.0) -> None:
-        """Wait (at most ``timeout_s`` seconds) until every emitted result is written."""
-        end = time.monotonic() + timeout_s
-        with self._written:
-            while self._pending or self._busy:
-                left = end - time.monotonic()
-                if left <= 0:
-                    return
-                # Woken by the writer after each drain (no polling: the bench counts
-                # this process's CPU while it waits).
-                self._written.wait(min(left, 0.5))
-
-    def close(self, timeout_s: float = 5.0) -> None:
-        """Write what is pending, then end the writer thread and close its database
-        connection (waits at most ``timeout_s`` seconds). Results emitted later are lost."""
-        self._closing = True
-        self._wake.set()
-        self._thread.join(timeout_s)
-
-    def _run(self) -> None:
-        while True:
-            self._wake.wait()
-            if not self._closing:
-                time.sleep(self.interval_s)  # let a batch gather
-            # Busy before the event is cleared and the deque drained: ``flush`` never
-            # sees "nothing pending, not busy" while results are in hand. A result
-            # emitted after the clear sets the event again (next batch); one emitted
-            # before it is drained now.
-            self._busy = True
-            self._wake.clear()
-            try:
-                while self._pending:
-                    items: list[GatewayResult] = []
-                    while self._pending and len(items) < self.batch:
-                        items.append(self._pending.popleft())
-                    self._write(items)
-            finally:
-                with self._written:
-                    self._busy = False
-                    self._written.notify_all()
-            if self._closing:
-                connection.close()
-                return
-
-    def _write(self, items: list[GatewayResult]) -> None:
-        """One batch in one transaction, on this thread's connection, kept between batches.
-
-        Not ``close_old_connections`` per batch: with ``CONN_MAX_AGE = 0`` (the default) it
-        closes the connection every time, and the reconnect cost more CPU than writing a
-        batch. A connection that fails is dropped and the batch tried once more on a new
-        one (the database restarted); a connection is renewed at least every
-        ``_RENEW_S`` seconds anyway.
-        """
-        now = time.monotonic()
-        if now >= self._renew_at:
-            connection.close()
-            self._renew_at = now + self._RENEW_S
-        for last_try in (False, True):
-            try:
-                events_write(items)
-                return
-            except Exception:  # noqa: BLE001 - losing events must not stop the writer
-                connection.close()
-                if last_try:
-                    log.exception("could not write %d routing events", len(items))
-
-
 # ---------------------------------------------------------------------------- ledger
 
 
@@ -642,7 +413,20 @@ def request_idempotency_settle(spec: Contract, ledger_key: str | None, outcome: 
 
 
 _gateway: Gateway | None = None
+_gateway_events: EventSink | None = None
 _gateway_lock = threading.Lock()
+
+SinkWrapper = Callable[[EventSink, Callable[[], list[RouteProfile]]], EventSink]
+# Wrappers of the gateway's event sink registered by apps above routing (observability
+# adds metrics and traces in its ``ready()``), so routing never imports them.
+_sink_wrappers: list[SinkWrapper] = []
+
+
+def sink_wrapper_register(wrapper: SinkWrapper) -> None:
+    """Wrap the event sink of every gateway built from now on: ``wrapper(sink, routes)``
+    returns the sink to use (``routes()`` gives the current route profiles)."""
+    if wrapper not in _sink_wrappers:
+        _sink_wrappers.append(wrapper)
 
 
 def breaker_store(config: BreakerConfig | None = None) -> BreakerStore:
@@ -660,7 +444,7 @@ def breaker_store(config: BreakerConfig | None = None) -> BreakerStore:
 def gateway_get() -> Gateway:
     """The process's gateway (built on first use from settings): one HTTP client, one
     Redis pool, one event writer."""
-    global _gateway
+    global _gateway, _gateway_events
     with _gateway_lock:
         if _gateway is None:
             upstream = Upstream(
@@ -673,7 +457,10 @@ def gateway_get() -> Gateway:
                 headers={"HTTP-Referer": settings.OPENROUTER_REFERER, "X-OpenRouter-Title": "Reverie Ops gateway"},
             )
             events = BackgroundEventSink() if _setting("ROUTING_EVENTS_ASYNC", True) else DbEventSink()
-            sink = observed(events, routes=route_profiles)  # metrics and traces from each result
+            sink: EventSink = events
+            for wrap in _sink_wrappers:
+                sink = wrap(sink, route_profiles)
+            _gateway_events = events
             # The language detector loads in about 5 s: off the first request's path.
             threading.Thread(target=warm_up, name="routing-warm-up", daemon=True).start()
             _gateway = Gateway(
@@ -689,21 +476,21 @@ def gateway_get() -> Gateway:
 
 def gateway_flush(timeout_s: float = 5.0) -> None:
     """Wait (at most ``timeout_s``) until the process's gateway wrote its events."""
-    gw = _gateway
-    if gw is not None and isinstance(gw.sink, BackgroundEventSink):
-        gw.sink.flush(timeout_s)
+    events = _gateway_events
+    if isinstance(events, BackgroundEventSink):
+        events.flush(timeout_s)
 
 
 def gateway_reset() -> None:
     """Drop the process's gateway (tests change settings between cases)."""
-    global _gateway
+    global _gateway, _gateway_events
     with _gateway_lock:
         if _gateway is not None:
             _gateway.upstream.close()
-            inner = unwrapped(_gateway.sink)
-            if isinstance(inner, BackgroundEventSink):
-                inner.close()
+            if isinstance(_gateway_events, BackgroundEventSink):
+                _gateway_events.close()
         _gateway = None
+        _gateway_events = None
     routes_cache_clear()
     with _contracts_lock:
         _contracts.clear()

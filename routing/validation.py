@@ -1,4 +1,4 @@
-"""Validate before accept (issue 7, point 7). Pure.
+"""Validate before accept. Pure.
 
 Every answer, the primary's included, passes here before it is cached, counted as a
 success or handed to a tool executor. In order:

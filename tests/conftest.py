@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from fake_openrouter.process import free_port, start_simulator
@@ -31,6 +33,14 @@ class Simulator:
         tmp.write_text(json.dumps(fleet))
         tmp.replace(self.fleet_path)
 
+    def reset(self) -> None:
+        """Back to a fresh process's state on the current fleet (``POST /_sim/reset``)."""
+        root = self.base_url.removesuffix("/api/v1")
+        httpx.post(f"{root}/_sim/reset", timeout=10).raise_for_status()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
     def stop(self) -> None:
         self.proc.terminate()
         try:
@@ -39,12 +49,56 @@ class Simulator:
             self.proc.kill()
 
 
+class SharedSimulator:
+    """One simulator process per test session (per xdist worker): starting a process
+    costs seconds on a loaded machine, re-pointing one costs a file write and a reset.
+    A test that stops it (an upstream going away) gets a new one for the next test."""
+
+    def __init__(self, folder: Path) -> None:
+        self.fleet_path = folder / "fleet.json"
+        self.sim: Simulator | None = None
+
+    def lend(self, fleet: Path | dict) -> Simulator:
+        text = json.dumps(fleet) if isinstance(fleet, dict) else Path(fleet).read_text()
+        if self.sim is not None and self.sim.alive():
+            tmp = self.fleet_path.with_suffix(".tmp")
+            tmp.write_text(text)
+            tmp.replace(self.fleet_path)
+            self.sim.reset()
+            return self.sim
+        self.fleet_path.write_text(text)
+        port = free_port()
+        self.sim = Simulator(self.fleet_path, port, start_simulator(self.fleet_path, port))
+        return self.sim
+
+    def close(self) -> None:
+        if self.sim is not None and self.sim.alive():
+            self.sim.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_simulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSimulator]:
+    shared = SharedSimulator(tmp_path_factory.mktemp("shared-sim"))
+    yield shared
+    shared.close()
+
+
 @pytest.fixture
-def start_sim(tmp_path: Path) -> Iterator[Callable[[Path | dict], Simulator]]:
-    """Factory: start a simulator on a fleet (a path or a dict); stopped after the test."""
+def start_sim(tmp_path: Path, shared_simulator: SharedSimulator) -> Iterator[Callable[[Path | dict], Simulator]]:
+    """Factory: a simulator serving a fleet (a path or a dict), fresh as a new process.
+
+    The first call of a test borrows the session's process (fleet file rewritten, state
+    reset); a second call in the same test, which needs two simulators at once, starts a
+    process of its own, stopped after the test. ``REVERIE_TEST_SIM=per-test`` starts a
+    process on every call (the old way, to compare or to rule sharing out)."""
     started: list[Simulator] = []
+    borrowed = os.environ.get("REVERIE_TEST_SIM", "shared") == "per-test"
 
     def _start(fleet: Path | dict) -> Simulator:
+        nonlocal borrowed
+        if not borrowed:
+            borrowed = True
+            return shared_simulator.lend(fleet)
         target = tmp_path / f"fleet-{len(started)}.json"
         if isinstance(fleet, dict):
             target.write_text(json.dumps(fleet))
@@ -58,6 +112,15 @@ def start_sim(tmp_path: Path) -> Iterator[Callable[[Path | dict], Simulator]]:
     yield _start
     for sim in started:
         sim.stop()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``-n N --dist loadgroup`` the Celery tests (one broker, whose queues a worker
+    of any of them would drain) run one after another on one xdist worker; everything
+    else spreads. Without xdist the group mark does nothing."""
+    for item in items:
+        if item.get_closest_marker("celery") is not None:
+            item.add_marker(pytest.mark.xdist_group("celery"))
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Verdict judges: pure functions from a reply (and the probe's parameters) to a Judgement.
 
 No Django, no HTTP. The round runner calls exactly the names below; each module holds
-one check family and documents the source of its rules (``shared/reference/detection.md``
+one check family and documents the source of its rules (``docs/sources/text-checks.md``
 sections, field cases in ``tests/fixtures/field-cases/detection.json``).
 """
 

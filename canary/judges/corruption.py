@@ -23,7 +23,7 @@ from canary.judges.text import as_text
 from canary.verdicts import Judgement, Reply, Verdict, worst
 
 # --- template_leak ---------------------------------------------------------------------
-# Chat-template control tokens (detection.md §3.3; field cases header-token-leak,
+# Chat-template control tokens (docs/sources/text-checks.md, "Encoding and hygiene"; field cases header-token-leak,
 # eot-then-second-turn, im-end-inside-text): ChatML/Llama-3 ``<|…|>``, DeepSeek's
 # full-width ``<｜…｜>``, ``</s>``, Llama-2 ``[INST]``/``<<SYS>>``, Mistral ``[SYSTEM_PROMPT]``
 # and ``[TOOL_CALLS]``, Gemma ``<start_of_turn>``/``<end_of_turn>``/``<bos>``/``<eos>``,
@@ -38,7 +38,7 @@ _CONTROL_TOKEN = regex.compile(
 )
 # Role labels: a line that is only a role name, or a reply that opens with
 # "assistant"/"model" followed by a colon or a line break (vllm#7811's stripped form).
-# 0 hits on 67 clean texts (detection.md §3.3).
+# 0 hits on 67 clean texts (docs/sources/text-checks.md, "Encoding and hygiene").
 _ROLE_LINE = regex.compile(r"(?mi)^[ \t]*(?:assistant|user|model|system)[ \t]*:?[ \t]*$")
 _ROLE_OPENER = regex.compile(r"(?i)\A\s*(?:assistant|model)[ \t]*(?::|\r?\n)")
 

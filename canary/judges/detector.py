@@ -1,9 +1,9 @@
 """The one lingua language detector of the process, for the 17 interface languages.
 
-Built once, lazily, under a lock (detection.md §1.2: 17 languages, preloaded, high
+Built once, lazily, under a lock (docs/sources/text-checks.md, "Language": 17 languages, preloaded, high
 accuracy: about 1–3 s and ~380 MiB; lazy loading instead costs ~150–230 ms on the first
 text of each script, inside a probe's timing). ``warm_up()`` builds it at worker start.
-lingua's detector is documented as safe to share between threads (§1.1).
+lingua's detector is documented as safe to share between threads ("Language").
 """
 
 from __future__ import annotations
@@ -55,14 +55,14 @@ def confidences(text: str) -> list[Confidence]:
     """lingua's confidence per language for ``text``, highest first (ISO 639-1 codes).
 
     All values are 0.0 when the text has no letters lingua can use (``...``, emoji,
-    digits; detection.md §1.6).
+    digits; docs/sources/text-checks.md, "Language").
     """
     values = get_detector().compute_language_confidence_values(without_surrogates(text))
     return [_confidence(cv.language.iso_code_639_1.name, cv.value) for cv in values]
 
 
 def confidences_many(texts: list[str]) -> list[list[Confidence]]:
-    """``confidences`` for several texts, using lingua's native threads (detection.md §1.3)."""
+    """``confidences`` for several texts, using lingua's native threads (docs/sources/text-checks.md, "Language")."""
     if not texts:
         return []
     batches = get_detector().compute_language_confidence_values_in_parallel(

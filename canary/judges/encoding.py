@@ -1,12 +1,12 @@
 """Check ``encoding``: characters that no healthy generation contains, and mojibake.
 
-Two rules (detection.md §3):
+Two rules (docs/sources/text-checks.md, "Encoding and hygiene"):
 
-- invalid characters (§3.3): U+FFFD (a byte-level tokenizer split a multi-byte character,
+- invalid characters ("Encoding and hygiene"): U+FFFD (a byte-level tokenizer split a multi-byte character,
   or a proxy decoded bytes wrongly), C0/C1 control characters other than tab, newline and
   carriage return, lone surrogates, private-use characters. Cheap; also part of
   ``judge_corruption``.
-- mojibake (§3.1–3.2): ftfy's ``fix_encoding_and_explain`` changed the text with an
+- mojibake ("Encoding and hygiene"): ftfy's ``fix_encoding_and_explain`` changed the text with an
   encode/decode step, or ``ftfy.badness.is_bad`` is true. 0 false alarms on the 17 clean
   paragraphs, 50 pt replies and typographic edge strings; detected 14/14 cp1252 and
   latin-1 round trips. Costs ~0.5 ms per 500 characters, so only the language judge runs it.
@@ -65,7 +65,7 @@ def _kind(char: str) -> str:
 
 
 def check_mojibake(text: str) -> Judgement:
-    """Fail when ftfy finds mojibake (detection.md §3.1 detection rule).
+    """Fail when ftfy finds mojibake (docs/sources/text-checks.md, "Encoding and hygiene" detection rule).
 
     Evidence: ``ftfy_explanation`` as ``[[action, parameter], ...]``, ``fixed_preview``
     (first 120 characters of ftfy's repair) and ``is_bad``.

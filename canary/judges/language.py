@@ -1,16 +1,16 @@
 """Language integrity: ``encoding``, ``foreign_script``, ``language_shift``, ``language_mixing``.
 
-Follows detection.md §0 rows 2–5, cheap and certain first:
+Follows docs/sources/text-checks.md, "Order of checks", cheap and certain first:
 
 1. ``encoding`` (``canary.judges.encoding``): invalid characters, then ftfy mojibake.
-2. ``foreign_script`` (§2): a deterministic script gate before lingua, because lingua
-   absorbs a Russian word or reads a Chinese phrase as Indonesian inside Latin text (§1.5).
-3. ``language_shift`` (§1.4, §0 row 4): the whole reply's top language.
-4. ``language_mixing`` (§1.5, §0 row 5): sentence-level detection; whole-text detection
+2. ``foreign_script`` ("Script gate"): a deterministic script gate before lingua, because lingua
+   absorbs a Russian word or reads a Chinese phrase as Indonesian inside Latin text ("Language").
+3. ``language_shift`` ("Language", "Order of checks"): the whole reply's top language.
+4. ``language_mixing`` ("Language", "Order of checks"): sentence-level detection; whole-text detection
    misses a Spanish sentence inside Portuguese.
 
 Short replies are ``inconclusive``, never ``fail``: every lingua miss measured on pt was
-a sentence under 20 letters (§1.4), and 40 letters is the floor with no miss measured.
+a sentence under 20 letters ("Language"), and 40 letters is the floor with no miss measured.
 Names and loanwords do not make a text foreign (``without_names``), and a lone Greek
 letter is a symbol (``text.script_counts``).
 
@@ -41,7 +41,7 @@ from canary.judges.text import (
 from canary.languages import LANGUAGE_NAMES
 from canary.verdicts import Judgement, Reply, Verdict, worst
 
-# Thresholds (detection.md §0 rows 4–5, measured in §1.4–1.5).
+# Thresholds (docs/sources/text-checks.md, "Order of checks", measured in "Language").
 MIN_LETTERS = 20  # below: too short to judge at all
 SURE_LETTERS = 40  # at or above: a confident foreign reading may fail
 FOREIGN_CONFIDENCE = 0.9  # top language confidence for a foreign reading to count
@@ -49,7 +49,7 @@ EXPECTED_CEILING = 0.05  # expected language's confidence must also be this low 
 MIXED_SHARE = 0.2  # share of letters in confidently foreign sentences that fails
 CJK_LETTERS_FOR_CHINESE = 40  # Han letters with no Kana that make a "ja" text Chinese
 
-# Allowed non-Latin scripts per expected language (detection.md §2). Latin is always
+# Allowed non-Latin scripts per expected language (docs/sources/text-checks.md, "Script gate"). Latin is always
 # allowed (names, brands, code); the script gate counts non-Latin letters only.
 _CJK = ("Han", "Kana", "Hangul")
 ALLOWED_SCRIPTS: dict[str, frozenset[str]] = {
@@ -126,7 +126,7 @@ def without_names(text: str, language: str) -> str:
 
 
 def check_foreign_script(text: str, language: str) -> Judgement:
-    """Script gate (detection.md §2) on text without code and URLs.
+    """Script gate (docs/sources/text-checks.md, "Script gate") on text without code and URLs.
 
     Fails when a script not allowed for ``language`` appears: CJK scripts from 1 char,
     others from 3. Evidence: ``scripts`` (counts per non-Latin script), ``foreign``.
@@ -179,7 +179,7 @@ def _read(text: str, language: str, values: list[detector.Confidence]) -> _Readi
 def _cjk_ambiguous(text: str, language: str, top: str | None) -> bool:
     """True when a ja/zh disagreement is lingua's Kanji blind spot, not a foreign reply.
 
-    lingua reads Kanji-only Japanese as Chinese at 1.0 (detection.md §1.6, lingua-rs#152).
+    lingua reads Kanji-only Japanese as Chinese at 1.0 (docs/sources/text-checks.md, "Language", lingua-rs#152).
     Japanese prose of 40+ Han letters without a single Kana is not Japanese, though, so
     only a Kana-free stretch shorter than that is ambiguous. Korean written in Hanja
     alone reads as Chinese the same way.
@@ -195,7 +195,7 @@ def _cjk_ambiguous(text: str, language: str, top: str | None) -> bool:
 
 
 def check_language_shift(text: str, language: str) -> Judgement:
-    """Whole-text language (detection.md §0 row 4).
+    """Whole-text language (docs/sources/text-checks.md, "Order of checks").
 
     Fail: ≥ 40 letters, top ≠ expected at ≥ 0.9 confidence and expected ≤ 0.05.
     Inconclusive: < 20 letters, no reading, or any weaker foreign top (evidence
@@ -296,7 +296,7 @@ def _is_foreign(reading: _Reading, text: str, language: str) -> bool:
 
 
 def check_language_mixing(text: str, language: str) -> Judgement:
-    """Sentence-level mixing (detection.md §0 row 5, §1.5).
+    """Sentence-level mixing (docs/sources/text-checks.md, "Order of checks", "Language").
 
     A sentence is *foreign* when its top language ≠ expected at ≥ 0.9 confidence (and
     it is not the ja/zh Kanji blind spot). Fail: a foreign sentence of ≥ 40 letters, or

@@ -1,7 +1,7 @@
 """Check ``leading_garbage``: junk glued to the start of replies, judged across a round.
 
 One odd opener proves little (a character may well start with a comma-less "ok"), so
-this is a soft signal that needs repetition (detection.md §0 row 2, §3.3): a host that
+this is a soft signal that needs repetition (docs/sources/text-checks.md, "Order of checks", "Encoding and hygiene"): a host that
 prefixes junk does it to most replies (vllm-project/vllm-ascend#46, field case
 lead-fragment-glued: about half the requests).
 
@@ -27,7 +27,7 @@ MIN_SAME_KIND_TO_FAIL = 2
 # emoticons (":)", ";-)") followed by a space or the end.
 _ELLIPSIS = regex.compile(r"\A(?:\.{3,}|…)")
 _EMOTICON = regex.compile(r"\A[:;]-?[()DPpO3/|*]+(?=\s|\Z)")
-# Stray punctuation (§3.3 rule b) in Latin, CJK full-width and Arabic forms. Left out
+# Stray punctuation ("Encoding and hygiene") in Latin, CJK full-width and Arabic forms. Left out
 # on purpose: « » „ (quote openers, German »…«), ¿ ¡, dashes, * _ # > (markdown),
 # ( and quotes, apostrophes (’s Morgens, 'Tis).
 _STRAY = regex.compile(r"\A[,.;:)\]}”!?%|\\/，。；：）】」』、！？،؛]+")

@@ -1,10 +1,10 @@
 """Check ``refusal`` (with ``content_filter`` and ``empty_reply``): filters and silent refusals.
 
-Envelope first (detection.md §0 row 1, §4.2): ``finish_reason == "content_filter"``,
+Envelope first (docs/sources/text-checks.md, "Order of checks", "Refusals"): ``finish_reason == "content_filter"``,
 ``message.refusal`` set, or empty/whitespace/null content with ``finish_reason == "stop"``
 (field cases empty-content-stop, null-content-stop-no-tokens) fail.
 
-Then the text, read in the *narration* only (§4.3): characters apologise and refuse
+Then the text, read in the *narration* only ("Refusals"): characters apologise and refuse
 in-story, inside dialogue and ``*actions*``; and only in the first and last 300 narration
 characters, where a model breaks character. Patterns (``refusal_patterns``) are tried
 for every language, expected one first: a model asked for Portuguese may well refuse in
@@ -22,7 +22,7 @@ English.
   ``inconclusive``;
 - ``ai_marker`` ("As an AI language model, ...") → ``fail`` only when the disclaimer is
   the whole reply; before an answer it is a preamble → ``pass``;
-- a soft deflection → ``inconclusive`` (never ``fail``: §0 row 6).
+- a soft deflection → ``inconclusive`` (never ``fail``: "Order of checks").
 
 Measured with ``bench/real_text.py`` on ``tests/fixtures/real-text/`` (XSTest v2 human
 labels, LLMZoo answers, NTREX news in 17 languages): 476 of 505 labelled refusals fail
@@ -52,7 +52,7 @@ from canary.languages import LANGUAGE_NAMES
 from canary.verdicts import Judgement, Reply, Verdict
 
 CHECK = "refusal"
-WINDOW_CHARS = 300  # detection.md §4.3: markers "within the first 300 chars"
+WINDOW_CHARS = 300  # docs/sources/text-checks.md, "Refusals": markers "within the first 300 chars"
 # A phrase starting inside the window may run past it by this much.
 _WINDOW_SLACK = 120
 # An AI disclaimer with fewer letters than this on each side is the whole reply: nothing

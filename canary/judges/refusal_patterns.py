@@ -1,19 +1,19 @@
 """High-confidence refusal phrases in the 17 interface languages (written for this project).
 
-Three strong kinds fail a reply when they appear in narration (detection.md §4.3):
+Three strong kinds fail a reply when they appear in narration (docs/sources/text-checks.md, "Refusals"):
 
 - ``opener``: "I can't / won't / am unable to" followed by an *assistance* verb and what
   it refuses: "help with this/that" (or "help." ending the sentence), assist, comply,
   "provide/create/write such content", "continue this story", "this request". A bare
   "I can't" is not enough: characters say "I can't go with you" and "I can't help but
-  smile" all the time, and a generic list matched anywhere raised 3/73 false alarms (§4.3).
+  smile" all the time, and a generic list matched anywhere raised 3/73 false alarms ("Refusals").
 - ``ai_marker``: the assistant speaking of itself as an AI or language model
   ("as an AI language model", "como uma IA,", "作为一个AI"). Bare "an AI" is left out:
-  robot characters exist (§4.3 trap "Como uma IA de navegação…").
+  robot characters exist ("Refusals" trap "Como uma IA de navegação…").
 - ``policy``: content/usage/safety policy or "my guidelines" vocabulary.
 
 ``soft`` deflections (change of topic, "I'd rather not…") are only ever ``inconclusive``:
-phrase rules cannot tell them from a character's choice (§0 row 6).
+phrase rules cannot tell them from a character's choice ("Order of checks").
 
 Patterns are matched case-insensitively on NFC text; Arabic is matched after removing
 harakat and tatweel (see ``refusal.arabic_folded``).

@@ -1,14 +1,14 @@
 """Check ``structured_output``: a json_schema reply must be strict JSON valid for the schema.
 
-The parse ladder and its classes follow detection.md §5.2; validation uses jsonschema
-Draft 2020-12 with format checking on (§5.1: without a format checker ``format`` is only
+The parse ladder and its classes follow docs/sources/text-checks.md, "Structured output"; validation uses jsonschema
+Draft 2020-12 with format checking on ("Structured output": without a format checker ``format`` is only
 an annotation, and ``jsonschema[format-nongpl]`` supplies date-time, uri, …).
 
 Only ``ok_strict`` can pass. A probe sends ``response_format: json_schema`` with strict
 mode, so a fenced or prose-wrapped object is a failure even when the object inside is
 valid (field cases schema-fenced, schema-ignored-prose); the object inside is still
 validated so the evidence says whether the data itself was right. Python's ``json``
-quirks are closed: ``NaN``/``Infinity`` and duplicate keys are rejected (§5.2).
+quirks are closed: ``NaN``/``Infinity`` and duplicate keys are rejected ("Structured output").
 Whether the endpoint advertises structured outputs is the caller's decision
 (``not_applicable``), not this judge's.
 """
@@ -34,7 +34,7 @@ MAX_JSON_CHARS = 1_000_000
 MAX_REPORTED_ERRORS = 10
 _MAX_COUNTED_ERRORS = 100
 
-# Ladder classes (detection.md §5.2) and what each means for the evidence reader.
+# Ladder classes (docs/sources/text-checks.md, "Structured output") and what each means for the evidence reader.
 LADDER = {
     "ok_strict": "strict JSON",
     "double_encoded": "a JSON string holding JSON",

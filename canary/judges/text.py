@@ -2,9 +2,9 @@
 
 Pure functions over ``str``; nothing here decides a verdict. Roleplay replies mix three
 voices: ``*actions*``, dialogue (quoted spans, lines opened by a dialogue dash) and the
-narration around them. The refusal judge reads only the narration (detection.md §4.3:
+narration around them. The refusal judge reads only the narration (docs/sources/text-checks.md, "Refusals":
 matching inside dialogue raised false alarms on in-character apologies), and the script
-gate ignores code and URLs (detection.md §2).
+gate ignores code and URLs (docs/sources/text-checks.md, "Script gate").
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ MAX_JUDGED_CHARS = 20_000
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
 
 # Fenced blocks (closed or cut off at the end), inline code and URLs: foreign scripts and
-# odd words there are not the reply's language (detection.md §2, "strip fenced code,
+# odd words there are not the reply's language (docs/sources/text-checks.md, "Script gate", "strip fenced code,
 # inline code and URLs before counting").
 _CODE_AND_URLS = regex.compile(
     r"```.*?(?:```|\Z)|`[^`\n]{1,200}`|\b(?:https?://|www\.)\S+",
@@ -154,7 +154,7 @@ def script_counts(text: str) -> dict[str, int]:
     Devanagari, Other. Latin and Common letters are not counted, nor a lone Greek letter
     (a symbol such as π, Σ or μ; ``∞`` and the micro sign are not letters at all). One
     regex pass finds the non-Latin letters (about 50 µs per 500 Latin characters,
-    detection.md §2).
+    docs/sources/text-checks.md, "Script gate").
     """
     found = _NON_LATIN_LETTER.findall(_SYMBOL_LETTER.sub(" ", text))
     if not found:

@@ -1,9 +1,9 @@
-"""Check ``ttft``: time to first token against a hard limit (issue 2 point 5).
+"""Check ``ttft``: time to first token against a hard limit.
 
 The first token is the first *non-empty content* delta (``Reply.ttft_ms``); the role
 chunk with empty content and SSE keep-alive comments do not count (field case
 ttft-role-chunk-only, BerriAI/litellm#5859). A request that got no response at all is
-a transport error, which the caller classifies (detection.md §0 row 8 keeps the slow
+a transport error, which the caller classifies (docs/sources/text-checks.md, "Order of checks" keeps the slow
 but answering case here).
 """
 

@@ -20,7 +20,7 @@ CHARACTER = (
     "keep each reply to three or four sentences."
 )
 
-# Fixed schema of the structured-output probe (issue 2): small, every field required,
+# Fixed schema of the structured-output probe: small, every field required,
 # enum and bounds so that a host that ignores the schema is caught.
 STATE_SCHEMA: dict[str, Any] = {
     "type": "object",

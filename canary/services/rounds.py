@@ -34,9 +34,9 @@ from canary.services.probes_run import (
     round_probes_done,
 )
 from canary.services.quarantine import model_config_get, suspension_apply
+from canary.signals import round_finalised
 from canary.terms import Action, Mode
 from canary.verdicts import Judgement, Verdict
-from observability import canary as observability_canary
 from openrouter.client import OpenRouterClient
 
 log = logging.getLogger(__name__)
@@ -135,7 +135,7 @@ def _column_safe(info: Any) -> Any:
 
 def _language_repeats(model_id: str) -> dict[int, str]:
     """Endpoints whose last round showed a language anomaly repeat that language, so the
-    rotation cannot let them escape the two-consecutive-rounds rule (issue 3, point 1)."""
+    rotation cannot let them escape the two-consecutive-rounds rule."""
     last = Round.objects.filter(model_id=model_id, status=Round.Status.COMPLETED).order_by("-started_at").first()
     if last is None:
         return {}
@@ -299,7 +299,7 @@ def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Rou
         finalize_hook("judged", rnd.pk)
         suspension_apply(rnd, rnd.started_at, rnd.mode)
     rnd.refresh_from_db()
-    observability_canary.round_finished(rnd.pk)
+    round_finalised.send(sender=Round, round_id=rnd.pk)
     return rnd
 
 

@@ -174,7 +174,7 @@ def test_a_japanese_probe_answered_in_chinese_fails() -> None:
 
 
 def test_kanji_only_japanese_is_inconclusive_not_chinese() -> None:
-    # lingua reads Kanji-only Japanese as Chinese at 1.0 (detection.md §1.6).
+    # lingua reads Kanji-only Japanese as Chinese at 1.0 (docs/sources/text-checks.md, "Language").
     judgement = judge("経済産業省自動販売機東京都庁舎前広場大通公園札幌市時計台", "ja")
     assert judgement.verdict is Verdict.INCONCLUSIVE
     assert judgement.evidence.get("cjk_ambiguous") is True

@@ -1,4 +1,4 @@
-"""Narrator refusals of the request itself, in all 17 languages (issue 3, point 4).
+"""Narrator refusals of the request itself, in all 17 languages.
 
 Sentences written for this test (not the simulator's), each refusing "the request";
 the same words spoken by a character inside quotes stay roleplay.

@@ -1,4 +1,4 @@
-"""Structured output: the parse ladder (detection.md §5.2) and Draft 2020-12 validation."""
+"""Structured output: the parse ladder (docs/sources/text-checks.md, "Structured output") and Draft 2020-12 validation."""
 
 from __future__ import annotations
 

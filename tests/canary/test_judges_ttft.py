@@ -1,4 +1,4 @@
-"""Time to first token against the hard limit (issue 2 point 5)."""
+"""Time to first token against the hard limit."""
 
 from __future__ import annotations
 

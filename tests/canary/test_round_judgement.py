@@ -1,4 +1,4 @@
-"""Round-level judging: positive controls, fleet attribution, outcomes (issue 3, 5-7)."""
+"""Round-level judging: positive controls, fleet attribution, outcomes."""
 
 from __future__ import annotations
 

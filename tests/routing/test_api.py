@@ -1,4 +1,4 @@
-"""POST /v1/chat/completions and the in-process client (issue 7, points 11 and 12), end to
+"""POST /v1/chat/completions and the in-process client, end to
 end: Django test client -> gateway -> simulator over HTTP, real PostgreSQL and Redis."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Circuit breakers on the real Redis (issue 7, point 8; resilience.md §2, §10)."""
+"""Circuit breakers on the real Redis (docs/sources/resilience.md, "Circuit breakers")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Routing contracts: strict parsing (issue 7, point 1) and versions in the database."""
+"""Routing contracts: strict parsing and versions in the database."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Deadline arithmetic with an injected clock (issue 7, point 4) and full-jitter backoff
+"""Deadline arithmetic with an injected clock and full-jitter backoff
 with Retry-After (point 5)."""
 
 from __future__ import annotations

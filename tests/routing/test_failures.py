@@ -1,4 +1,4 @@
-"""The failure-class table (issue 7, point 3): pure cases, then real error bodies fetched
+"""The failure-class table: pure cases, then real error bodies fetched
 from the simulator over HTTP."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Capability filtering and ranking (issue 7, point 6) and the chat stream parser."""
+"""Capability filtering and ranking and the chat stream parser."""
 
 from __future__ import annotations
 

@@ -128,7 +128,7 @@ def _result(op: str):  # type: ignore[no-untyped-def]
 
 @pytest.mark.django_db(transaction=True)
 def test_the_background_writer_writes_every_result_once_in_batches():
-    from routing.services import BackgroundEventSink
+    from routing.events import BackgroundEventSink
 
     sink = BackgroundEventSink(batch=30, interval_s=0.05)
     for burst in range(3):  # later bursts come after the writer went idle again
@@ -148,20 +148,20 @@ def test_the_background_writer_writes_every_result_once_in_batches():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_background_writer_retries_a_failed_batch_once_on_a_new_connection(monkeypatch):
-    from routing import services
+    from routing import events
 
-    real = services.events_write
+    real = events.events_write
     calls: list[int] = []
 
     def flaky(results):  # type: ignore[no-untyped-def]
         calls.append(len(results))
         if len(calls) == 1:
             connection.close()  # as if the database had restarted under the writer
-            raise services.transaction.TransactionManagementError("connection lost")
+            raise events.transaction.TransactionManagementError("connection lost")
         real(results)
 
-    monkeypatch.setattr(services, "events_write", flaky)
-    sink = services.BackgroundEventSink(interval_s=0.05)
+    monkeypatch.setattr(events, "events_write", flaky)
+    sink = events.BackgroundEventSink(interval_s=0.05)
     for i in range(5):
         sink.emit(_result(f"retry-{i}"))
     sink.close()

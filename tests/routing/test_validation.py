@@ -1,4 +1,4 @@
-"""Validate before accept (issue 7, point 7): each kind of check."""
+"""Validate before accept: each kind of check."""
 
 from __future__ import annotations
 

@@ -228,7 +228,7 @@ def test_the_management_command_serves_the_fleet(tmp_path: Path) -> None:
 
 
 def test_the_simulator_imports_neither_django_nor_the_judges() -> None:
-    # The wall of style.md: the simulator must not be able to agree with the judges by
+    # The wall between the simulator and the judges: the simulator must not be able to agree with the judges by
     # construction, and stays a plain library usable without Django settings.
     code = (
         "import sys, fake_openrouter.server, fake_openrouter.world, fake_openrouter.texts as t;"

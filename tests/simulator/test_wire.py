@@ -1,4 +1,4 @@
-"""Wire quirks of the ``wire`` table and the response shapes of reference §3."""
+"""Wire quirks of the ``wire`` table and the response shapes of docs/sources/openrouter-api.md, "Chat completions and streaming"."""
 
 from __future__ import annotations
 
