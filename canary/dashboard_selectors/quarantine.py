@@ -19,6 +19,7 @@ from canary.models import (
     Decision,
     Endpoint,
     EndpointPolicyState,
+    EndpointRound,
     Exclusion,
     ModelConfig,
     ProbeResult,
@@ -30,6 +31,56 @@ from canary.terms import Action, Mode
 # --------------------------------------------------------------------- ignore list
 
 
+def suspension_evidence(states: list[EndpointPolicyState]) -> dict[int, dict[str, Any]]:
+    """Why each suspended endpoint of ``states`` is suspended: the round of its latest
+    ``suspended``/``would_suspend`` decision and the checks it failed there.
+
+    Returns ``{endpoint_id: {"round_id", "decided_at", "reason" (the policy's), "failed":
+    [{"kind", "kind_label", "check", "reason"}]}}``; an endpoint with no such decision is
+    left out. Two queries whatever the number of endpoints.
+    """
+    if not states:
+        return {}
+    latest: dict[int, Decision] = {}
+    for d in (
+        Decision.objects.filter(endpoint_id__in=[s.endpoint_id for s in states], action__in=START_ACTIONS)
+        .order_by("endpoint_id", "-created_at", "-id")
+        .distinct("endpoint_id")
+        .only("id", "endpoint_id", "round_id", "reason", "created_at")
+    ):
+        latest[d.endpoint_id] = d  # type: ignore[index]  # filtered on endpoint_id__in: never None
+    pairs = Q(pk__in=[])
+    for d in latest.values():
+        if d.round_id is not None:
+            pairs |= Q(round_id=d.round_id, endpoint_id=d.endpoint_id)
+    failed_of: dict[tuple[int | None, int], Any] = {
+        (round_id, endpoint_id): evidence.get("failed") or {}
+        for round_id, endpoint_id, evidence in EndpointRound.objects.filter(pairs).values_list(
+            "round_id", "endpoint_id", "evidence"
+        )
+        if isinstance(evidence, dict)
+    }
+    order = {k: i for i, k in enumerate(KIND_LABELS)}
+    out: dict[int, dict[str, Any]] = {}
+    for endpoint_id, d in latest.items():
+        failed = failed_of.get((d.round_id, endpoint_id), {})
+        out[endpoint_id] = {
+            "round_id": d.round_id,
+            "decided_at": d.created_at,
+            "reason": d.reason,
+            "failed": [
+                {
+                    "kind": kind,
+                    "kind_label": KIND_LABELS.get(kind, kind),
+                    "check": (info or {}).get("check", "") if isinstance(info, dict) else "",
+                    "reason": (info or {}).get("reason", "") if isinstance(info, dict) else "",
+                }
+                for kind, info in sorted(failed.items(), key=lambda kv: order.get(kv[0], 99))
+            ],
+        }
+    return out
+
+
 def ignore_lists(models: list[str], now: datetime) -> list[dict[str, Any]]:
     """The ignore list in force now of each model, with the source of each entry.
 
@@ -37,7 +88,7 @@ def ignore_lists(models: list[str], now: datetime) -> list[dict[str, Any]]:
     "reason", "by", "since", "until", "exclusion" (Exclusion or None), "endpoint" (Endpoint
     or None), "covered_by": slug or ""}], "shadow": [EndpointPolicyState]}``. The merged
     list comes from ``canary.services.quarantine.ignore_list_get`` (the routing API's own answer);
-    the rows behind it are read once for all models. 3 + 2 × models queries.
+    the rows behind it are read once for all models. 5 + 2 × models queries.
     """
     modes = dict(ModelConfig.objects.filter(model_id__in=models).values_list("model_id", "mode"))
     exclusions: dict[str, list[Exclusion]] = defaultdict(list)
@@ -52,6 +103,10 @@ def ignore_lists(models: list[str], now: datetime) -> list[dict[str, Any]]:
         .order_by("endpoint__tag")
     ):
         suspended[s.endpoint.model_id].append(s)
+    why = suspension_evidence([s for group in suspended.values() for s in group])
+    for group in suspended.values():
+        for s in group:
+            s.why = why.get(s.endpoint_id)  # type: ignore[attr-defined]
     out = []
     for model in models:
         merged = ignore_list_get(model, now)
@@ -63,7 +118,7 @@ def ignore_lists(models: list[str], now: datetime) -> list[dict[str, Any]]:
                 {
                     "layer": e.layer, "target": e.target, "reason": e.reason, "by": e.created_by,
                     "since": e.created_at, "until": e.expires_at, "exclusion": e, "endpoint": None,
-                    "evidence_url": e.evidence_url,
+                    "evidence_url": e.evidence_url, "why": None,
                 }
             )
         for s in suspended[model]:
@@ -73,6 +128,7 @@ def ignore_lists(models: list[str], now: datetime) -> list[dict[str, Any]]:
                         "layer": "canary", "target": s.endpoint.tag, "reason": "canary suspension",
                         "by": "canary", "since": s.last_suspended_at, "until": s.suspended_until,
                         "exclusion": None, "endpoint": s.endpoint, "evidence_url": "",
+                        "why": why.get(s.endpoint_id),
                     }
                 )
         for entry in entries:
