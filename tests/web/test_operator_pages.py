@@ -182,3 +182,25 @@ def test_the_home_page_shows_open_breakers_and_the_rejection_rate(staff, breaker
 def test_staff_who_see_neither_half_get_the_plain_index(staff, day_history):
     html = staff(None).get(reverse("admin:index")).content.decode()
     assert 'id="ops-state"' not in html
+
+
+# --------------------------------------------------------------------- lists that fit 1440 px
+
+
+def test_the_events_list_shows_the_failure_under_the_outcome_and_a_short_operation_id(staff, now):
+    admin = staff(None, superuser=True)
+    req = request_add(now - timedelta(minutes=3), contract="chat@1", attempts=[("alpha", "failed")], outcome="failed",
+                      error_code="deadline_exhausted")
+    html = admin.get("/admin/routing/requestevent/").content.decode()
+    row = html.split(f"{req.operation_id[:12]}…")[1].split("</tr>")[0]
+    assert req.operation_id not in html.split('id="result_list"')[1].split("</table>")[0]
+    assert 'Failed<br><span class="quiet">transient · deadline_exhausted</span>' in row
+    assert "routing/changelist.css" in html
+
+
+def test_the_routes_list_gives_the_context_in_thousands_and_the_model_as_a_filter(staff):
+    admin = staff(None, superuser=True)
+    Route.objects.create(name="alpha", model_id=MODEL, provider_tag="alpha/fp8", modalities=["text"], context_length=131072)
+    html = admin.get("/admin/routing/route/").content.decode()
+    assert '<td class="field-context">128k</td>' in html
+    assert f"?model_id={MODEL.replace('/', '%2F')}" in html
