@@ -50,7 +50,8 @@ def suspension_evidence(models: list[str], now: datetime) -> dict[int, dict[str,
         .values("endpoint_id", "round_id", "created_at", "evidence")
     ):
         evidence = row["evidence"] if isinstance(row["evidence"], dict) else {}
-        failed = evidence.get("failed") if isinstance(evidence.get("failed"), dict) else {}
+        raw = evidence.get("failed")
+        failed: dict[str, Any] = raw if isinstance(raw, dict) else {}
         out[row["endpoint_id"]] = {
             "round_id": row["round_id"],
             "decided_at": row["created_at"],
