@@ -6,8 +6,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import (
     OuterRef,
+    QuerySet,
     Subquery,
 )
 
@@ -71,6 +73,19 @@ ACTION_LETTERS = {
 }
 END_ACTIONS = (Action.RESTORED, Action.EXPIRED, Action.LIFTED)
 START_ACTIONS = (Action.SUSPENDED, Action.WOULD_SUSPEND)
+
+
+def latest_per(rows: QuerySet[Any], key: str, *order: str) -> list[dict[str, Any]]:
+    """The first row (``values()`` dicts) per ``key`` of ``rows`` in ``order`` (e.g. the
+    last round per model): one ``DISTINCT ON`` query on PostgreSQL; elsewhere (SQLite, for
+    trying the app) the ordered rows reduced in Python."""
+    ordered = rows.order_by(key, *order)
+    if connection.features.can_distinct_on_fields:
+        return list(ordered.distinct(key))
+    first: dict[Any, dict[str, Any]] = {}
+    for row in ordered:
+        first.setdefault(row[key], row)
+    return list(first.values())
 
 
 def clamp(value: Any, default: int, maximum: int, minimum: int = 1) -> int:

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.models import Count, Q
 
-from canary.dashboard_selectors.common import models_known
+from canary.dashboard_selectors.common import latest_per, models_known
 from canary.models import EndpointPolicyState, ModelConfig, Round
 from canary.terms import Mode
 
@@ -33,10 +33,10 @@ def canary_overview(now: datetime) -> list[dict[str, Any]]:
     }
     last = {
         r["model_id"]: r
-        for r in Round.objects.filter(model_id__in=models)
-        .order_by("model_id", "-started_at", "-id")
-        .distinct("model_id")
-        .values("id", "model_id", "status", "started_at", "error")
+        for r in latest_per(
+            Round.objects.filter(model_id__in=models).values("id", "model_id", "status", "started_at", "error"),
+            "model_id", "-started_at", "-id",
+        )
     }
     return [
         {

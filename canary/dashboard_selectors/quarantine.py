@@ -14,7 +14,12 @@ from django.db.models import (
 )
 from django.db.models.functions import TruncDate
 
-from canary.dashboard_selectors.common import KIND_LABELS, OBSERVE_LIST_MAX, START_ACTIONS
+from canary.dashboard_selectors.common import (
+    KIND_LABELS,
+    OBSERVE_LIST_MAX,
+    START_ACTIONS,
+    latest_per,
+)
 from canary.models import (
     Decision,
     Endpoint,
@@ -41,13 +46,11 @@ def suspension_evidence(models: list[str], now: datetime) -> dict[int, dict[str,
     """
     order = {k: i for i, k in enumerate(KIND_LABELS)}
     out: dict[int, dict[str, Any]] = {}
-    for row in (
+    for row in latest_per(
         EndpointRound.objects.filter(
             endpoint__model_id__in=models, endpoint__policy_state__suspended_until__gt=now, action__in=START_ACTIONS
-        )
-        .order_by("endpoint_id", "-created_at", "-id")
-        .distinct("endpoint_id")
-        .values("endpoint_id", "round_id", "created_at", "evidence")
+        ).values("endpoint_id", "round_id", "created_at", "evidence"),
+        "endpoint_id", "-created_at", "-id",
     ):
         evidence = row["evidence"] if isinstance(row["evidence"], dict) else {}
         raw = evidence.get("failed")
