@@ -15,7 +15,7 @@ from canary.terms import Mode
 
 def canary_overview(now: datetime) -> list[dict[str, Any]]:
     """One row per model the canary knows (``models_known``): ``{"model", "mode",
-    "suspended" (enforced suspensions in force now: in the ignore list), "would_suspend"
+    "suspended" (enforced suspensions in force now: in the ignore list), "shadow_suspended"
     (observe-mode shadow suspensions in force now), "last_round": {"id", "status",
     "started_at", "error"} or None}``. Five queries whatever the fleet or history size
     (the last round per model is one ``DISTINCT ON``, served by the model/started_at index).
@@ -43,7 +43,7 @@ def canary_overview(now: datetime) -> list[dict[str, Any]]:
             "model": model,
             "mode": modes.get(model, Mode.OBSERVE),
             "suspended": counts.get(model, {}).get("suspended", 0),
-            "would_suspend": counts.get(model, {}).get("shadow", 0),
+            "shadow_suspended": counts.get(model, {}).get("shadow", 0),
             "last_round": last.get(model),
         }
         for model in models

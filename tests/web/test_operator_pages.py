@@ -141,7 +141,7 @@ def test_the_home_page_shows_suspensions_shadow_suspensions_and_the_last_round(v
     [row] = [r for r in viewer.get(reverse("admin:index")).context["ops_canary"] if r["model"] == MODEL]
     states = EndpointPolicyState.objects.filter(endpoint__model_id=MODEL, suspended_until__gt=now)
     assert row["suspended"] == states.filter(enforced=True).count() > 0
-    assert row["would_suspend"] == states.filter(enforced=False).count()
+    assert row["shadow_suspended"] == states.filter(enforced=False).count()
     last = Round.objects.filter(model_id=MODEL).order_by("-started_at").first()
     assert row["last_round"]["id"] == last.pk and row["last_round"]["status"] == "completed"
     block = html.split('id="ops-canary"')[1].split("</table>")[0]
