@@ -15,6 +15,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from canary.exclusions import provider_object
+from canary.selectors import watch_hint
 from canary.services.ignore_list import ignore_list_cached
 from canary.terms import Layer
 from core.identifiers import validate_model_id
@@ -79,7 +80,8 @@ def ignore_view(request: HttpRequest) -> HttpResponse:
     if error is not None or model_id is None:
         return error or api_error(400, "bad request")
     cached = ignore_list_cached(model_id)
-    return _cached_json(request, {**cached.data, "generated_at": cached.generated_at.isoformat()}, cached.data)
+    body = {**cached.data, "generated_at": cached.generated_at.isoformat(), **_hint(model_id)}
+    return _cached_json(request, body, cached.data)
 
 
 @api_get
@@ -89,7 +91,14 @@ def provider_view(request: HttpRequest) -> HttpResponse:
     if error is not None or model_id is None:
         return error or api_error(400, "bad request")
     provider = provider_object(ignore_list_cached(model_id).data["ignore"])
-    return _cached_json(request, {"model": model_id, "provider": provider}, provider)
+    return _cached_json(request, {"model": model_id, "provider": provider, **_hint(model_id)}, provider)
+
+
+def _hint(model_id: str) -> dict[str, str]:
+    # Only for a model the canary does not watch: an empty list there is not "all clear",
+    # and a misspelt model id is the usual cause.
+    hint = watch_hint(model_id)
+    return {"hint": hint} if hint else {}
 
 
 @api_get
@@ -133,6 +142,7 @@ OPENAPI: dict[str, Any] = {
                         "properties": {k: {"type": "array", "items": {"type": "string"}} for k in Layer},
                     },
                     "generated_at": {"type": "string", "format": "date-time"},
+                    "hint": {"type": "string", "description": "present only when the canary does not watch the model (no endpoints discovered, not configured): the list then holds exclusions only"},
                 },
             },
         },

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from canary.formatting import percent
 from canary.probes import ALL_KINDS
 from canary.terms import Mode
 from canary.verdicts import Verdict
@@ -44,7 +45,7 @@ def render_round_table(report: dict[str, Any]) -> str:
         for p in ep["probes"]:
             if p["verdict"] == "fail":
                 rate = p.get("fleet_rate")
-                rate_s = f"fleet rate {rate:.0%}" if isinstance(rate, int | float) else "fleet rate n/a"
+                rate_s = f"fleet rate {percent(rate)}"
                 excerpt = (p.get("reply_excerpt") or "").replace("\n", " ")[:120]
                 evidence.append(f"  {ep['tag']:<16} {p['kind']}: [{p['check']}] {p['reason']} ({rate_s})")
                 if excerpt:

@@ -15,11 +15,32 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from django.conf import settings
+
 from canary.exclusions import target_matches
 from canary.models import Endpoint, EndpointPolicyState, EndpointRound, ProbeResult, Round
 from canary.probes import ALL_KINDS, STRUCTURED
 from canary.services.ignore_list import ignore_list_cached, ignore_list_get
 from canary.verdicts import Verdict
+
+
+def model_watched(model_id: str) -> bool:
+    """Whether the canary watches ``model_id``: it is in ``CANARY_MODELS`` or has
+    discovered endpoints. At most one query."""
+    return model_id in settings.CANARY_MODELS or Endpoint.objects.filter(model_id=model_id).exists()
+
+
+def watch_hint(model_id: str) -> str:
+    """A line for people and clients asking about a model the canary does not watch
+    (its ignore list then holds only exclusions, never canary suspensions); ``""`` for a
+    watched model. At most one query."""
+    if model_watched(model_id):
+        return ""
+    watched = ", ".join(settings.CANARY_MODELS) or "none"
+    return (
+        f"the canary does not watch {model_id!r} (no endpoints discovered, not in CANARY_MODELS: {watched}); "
+        "its ignore list holds only exclusions. Check the model id's spelling, or add it to CANARY_MODELS."
+    )
 
 
 def endpoints_of_model(model_id: str) -> list[Endpoint]:

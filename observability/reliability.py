@@ -36,6 +36,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
+from canary.formatting import percent
 from canary.models import Notification
 from canary.services.notifications import notification_create
 from observability.models import LATENCY_EDGES_MS, AttemptHour, RequestHour, RollupState
@@ -407,6 +408,25 @@ def reliability_report(now: datetime, *, refresh: bool = True) -> list[WindowRep
     return reports
 
 
+def reliability_totals(now: datetime, length: timedelta) -> Totals:
+    """All traffic's ``Totals`` over the ``length`` before ``now`` (the admin's home page:
+    one window, no rollup refresh). Closed hours come from the rollups, the rest from the
+    indexed events, as in ``reliability_report``."""
+    rolled_until = (RollupState.objects.filter(name="reliability").values_list("rolled_until", flat=True).first()
+                    or _hour_floor(now - KEEP))
+    since = _window_start(now, length, rolled_until)
+    total, _, _, _, _ = _summed(_Reader(rolled_until).rows(since, now))
+    return total
+
+
+def masking_check(now: datetime) -> int:
+    """Look for masking in every window and notify admins of each new finding once, even
+    when nobody opens the reliability page (the beat task ``masking_check_task``).
+    Returns the number of notifications created."""
+    reports = reliability_report(now)
+    return masking_notify([m for r in reports for m in r.masking], now)
+
+
 def masking_notify(findings: Iterable[Masking], now: datetime) -> int:
     """Notify admins of each finding once: one notification per route and window until
     that window has passed. Returns the number of notifications created."""
@@ -418,8 +438,8 @@ def masking_notify(findings: Iterable[Masking], now: datetime) -> int:
         if Notification.objects.filter(kind=NOTIFY_KIND, title=title, created_at__gte=recent).exists():
             continue
         body = (f"On route {f.route}, over the last {f.window} (since {f.since:%Y-%m-%d %H:%M} UTC), the HTTP success "
-                f"rate rose from {f.http_before:.1%} to {f.http_now:.1%} while the validation-rejection rate rose from "
-                f"{f.rejection_before:.1%} to {f.rejection_now:.1%}: transport availability is masking contract "
+                f"rate rose from {percent(f.http_before)} to {percent(f.http_now)} while the validation-rejection rate rose from "
+                f"{percent(f.rejection_before)} to {percent(f.rejection_now)}: transport availability is masking contract "
                 "failures. See Observability > Reliability in the admin.")
         notification_create(NOTIFY_KIND, title, body)
         created += 1

@@ -1,4 +1,5 @@
-"""The beat schedule in code: one canary round per watched model every 30 minutes.
+"""The beat schedule in code: one canary round per watched model every 30 minutes, and
+the reliability masking check every 10 minutes.
 
 django-celery-beat's DatabaseScheduler copies these entries into PeriodicTask rows at
 start-up without touching their ``enabled`` flag, so an admin can pause one model's
@@ -39,4 +40,21 @@ def canary_beat_schedule(models: Iterable[str]) -> dict[str, dict[str, Any]]:
             "options": {"expires": ROUND_EXPIRES_S, "expire_seconds": ROUND_EXPIRES_S},
         }
         for model_id in models
+    }
+
+
+MASKING_CHECK_EVERY_S = 10 * 60
+MASKING_EXPIRES_S = 9 * 60
+
+
+def observability_beat_schedule() -> dict[str, dict[str, Any]]:
+    """``CELERY_BEAT_SCHEDULE`` entry ``reliability-masking-check``: the masking check
+    (``observability.tasks.masking_check_task``) every 10 minutes; a check that waited
+    past the next one is dropped (``expires``)."""
+    return {
+        "reliability-masking-check": {
+            "task": "observability.tasks.masking_check_task",
+            "schedule": float(MASKING_CHECK_EVERY_S),
+            "options": {"expires": MASKING_EXPIRES_S, "expire_seconds": MASKING_EXPIRES_S},
+        }
     }

@@ -16,7 +16,7 @@ import environ
 
 from core.identifiers import validate_model_id
 from reverie_ops.database import database_config
-from reverie_ops.schedule import canary_beat_schedule
+from reverie_ops.schedule import canary_beat_schedule, observability_beat_schedule
 from reverie_ops.secret_key import secret_key_problem
 
 # Lets admin and model classes be subscripted for typing (ModelAdmin[Endpoint]) at run time.
@@ -69,7 +69,7 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS
 SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=HTTPS)
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "reverie_ops.apps.OpsAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -248,7 +248,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 CELERY_TASK_ROUTES = {"canary.tasks.*": {"queue": "canary"}}
 CELERY_TASK_DEFAULT_QUEUE = "canary"
-CELERY_BEAT_SCHEDULE = canary_beat_schedule(CANARY_MODELS)
+CELERY_BEAT_SCHEDULE = {**canary_beat_schedule(CANARY_MODELS), **observability_beat_schedule()}
 
 # --- Reliable routing gateway (issue "Reliable routing gateway") ----------------------
 ROUTING_REDIS_URL = env.str("ROUTING_REDIS_URL", default=REDIS_URL)

@@ -21,6 +21,7 @@ from canary.dashboard_selectors.common import (
     END_ACTIONS,
     EXCERPT_CHARS,
     KIND_LABELS,
+    KIND_SHORT,
     MATRIX_ROUNDS_DEFAULT,
     MATRIX_ROUNDS_MAX,
     OBSERVE_LIST_MAX,
@@ -39,6 +40,7 @@ from canary.dashboard_selectors.common import (
 )
 from canary.dashboard_selectors.endpoint import EndpointHistory, TimelineBar, endpoint_history
 from canary.dashboard_selectors.health import MatrixColumn, MatrixRow, health_matrix, round_results
+from canary.dashboard_selectors.overview import canary_overview
 from canary.dashboard_selectors.quarantine import ignore_lists, observe_report, probe_health
 from canary.dashboard_selectors.reports import GenerationLookup, generation_lookup, report_correlate
 
@@ -58,6 +60,7 @@ __all__ = [
     "EndpointHistory",
     "GenerationLookup",
     "KIND_LABELS",
+    "KIND_SHORT",
     "MatrixColumn",
     "MatrixRow",
     "OBSERVE_LIST_MAX",
@@ -66,6 +69,7 @@ __all__ = [
     "SYMPTOMS",
     "TIMELINE_DECISIONS",
     "TimelineBar",
+    "canary_overview",
     "clamp",
     "endpoint_history",
     "generation_lookup",

@@ -6,8 +6,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import (
     OuterRef,
+    QuerySet,
     Subquery,
 )
 
@@ -27,6 +29,17 @@ KIND_LABELS: dict[str, str] = {
     "language": "language",
     "leading_garbage": "leading garbage",
     "corruption": "corruption",
+}
+
+# The short label a health-matrix cell prints for a failed probe kind (the cell is a few
+# characters wide; the full label is in the legend and the tooltip).
+KIND_SHORT: dict[str, str] = {
+    "ttft": "ttft",
+    "refusal": "ref",
+    "structured_output": "json",
+    "language": "lang",
+    "leading_garbage": "lead",
+    "corruption": "corr",
 }
 
 # What a user may report, and the probe kinds that would catch it (user-report correlation).
@@ -62,6 +75,19 @@ END_ACTIONS = (Action.RESTORED, Action.EXPIRED, Action.LIFTED)
 START_ACTIONS = (Action.SUSPENDED, Action.WOULD_SUSPEND)
 
 
+def latest_per(rows: QuerySet[Any], key: str, *order: str) -> list[dict[str, Any]]:
+    """The first row (``values()`` dicts) per ``key`` of ``rows`` in ``order`` (e.g. the
+    last round per model): one ``DISTINCT ON`` query on PostgreSQL; elsewhere (SQLite, for
+    trying the app) the ordered rows reduced in Python."""
+    ordered = rows.order_by(key, *order)
+    if connection.features.can_distinct_on_fields:
+        return list(ordered.distinct(key))
+    first: dict[Any, dict[str, Any]] = {}
+    for row in ordered:
+        first.setdefault(row[key], row)
+    return list(first.values())
+
+
 def clamp(value: Any, default: int, maximum: int, minimum: int = 1) -> int:
     """``value`` (a query-string value or None) as an int within [minimum, maximum]."""
     try:
@@ -72,9 +98,16 @@ def clamp(value: Any, default: int, maximum: int, minimum: int = 1) -> int:
 
 
 def models_known() -> list[str]:
-    """Model ids the canary knows (from its endpoints and configs), sorted. Two queries."""
-    found = set(Endpoint.objects.values_list("model_id", flat=True).distinct())
-    found |= set(ModelConfig.objects.values_list("model_id", flat=True))
+    """Model ids the pages offer, sorted: the watched ones (``CANARY_MODELS``), those with
+    discovered endpoints, and those whose config an admin changed. Two queries.
+
+    A round of a model id nobody watches (a typo in ``canary_round --model``) stores its
+    failed round, and the round creates the model's config row on the way; neither makes
+    the model one the canary knows, so the typo never becomes an entry of every picker.
+    """
+    found = set(settings.CANARY_MODELS)
+    found |= set(Endpoint.objects.values_list("model_id", flat=True).distinct())
+    found |= set(ModelConfig.objects.exclude(updated_by="").values_list("model_id", flat=True))
     return sorted(found)
 
 

@@ -14,6 +14,7 @@ from django.db.models import (
     Exists,
     Max,
     OuterRef,
+    Q,
 )
 
 from canary.dashboard_selectors.common import (
@@ -78,7 +79,9 @@ def endpoint_history(endpoint_id: int, chart_rounds: int, table_rounds: int, now
 
     - ``chart``: TTFT of the endpoint's TTFT probe per round over the last ``chart_rounds``
       rounds of its model, ``{"points": [{"x": epoch ms, "y": TTFT ms, "v": verdict}],
-      "fleet": [{"x", "y": mean TTFT ms of the fleet}], "limit_ms"}``;
+      "capped": [{"x", "y": limit_ms, "v": "fail"}] (failed probes that never saw a first
+      token, drawn at the limit), "fleet": [{"x", "y": mean TTFT ms of the fleet}],
+      "limit_ms"}``;
     - ``history``: the last ``table_rounds`` rounds, newest first, each ``{"round_id",
       "started_at", "language", "outcome", "action", "streak", "cells": [result dict or
       None per kind]}``;
@@ -111,12 +114,19 @@ def endpoint_history(endpoint_id: int, chart_rounds: int, table_rounds: int, now
 
     # TTFT chart: this endpoint's TTFT probe, and the fleet's mean for context (a slow round
     # for everyone is OpenRouter or the model, not this host).
-    points: list[dict[str, Any]] = [
-        {"x": int(started[rid].timestamp() * 1000), "y": round(float(ttft or 0), 1), "v": verdict}
-        for rid, ttft, verdict in ProbeResult.objects.filter(
-            endpoint=ep, kind="ttft", sample=0, round_id__in=round_ids, ttft_ms__isnull=False
-        ).values_list("round_id", "ttft_ms", "verdict")
-    ]
+    limit_ms = float(settings.CANARY_TTFT_LIMIT_S) * 1000
+    points: list[dict[str, Any]] = []
+    capped: list[dict[str, Any]] = []
+    for rid, ttft, verdict in ProbeResult.objects.filter(
+        Q(ttft_ms__isnull=False) | Q(verdict=Verdict.FAIL), endpoint=ep, kind="ttft", sample=0, round_id__in=round_ids
+    ).values_list("round_id", "ttft_ms", "verdict"):
+        x = int(started[rid].timestamp() * 1000)
+        if ttft is None:
+            # Failed with no first token at all (the stream stayed silent past the limit):
+            # drawn at the limit and marked, or the worst rounds would vanish from the chart.
+            capped.append({"x": x, "y": limit_ms, "v": verdict})
+        else:
+            points.append({"x": x, "y": round(float(ttft), 1), "v": verdict})
     fleet: list[dict[str, Any]] = [
         {"x": int(started[row["round_id"]].timestamp() * 1000), "y": round(row["mean"], 1)}
         for row in ProbeResult.objects.filter(
@@ -127,8 +137,9 @@ def endpoint_history(endpoint_id: int, chart_rounds: int, table_rounds: int, now
         .order_by()
     ]
     points.sort(key=lambda p: p["x"])
+    capped.sort(key=lambda p: p["x"])
     fleet.sort(key=lambda p: p["x"])
-    chart = {"points": points, "fleet": fleet, "limit_ms": float(settings.CANARY_TTFT_LIMIT_S) * 1000}
+    chart = {"points": points, "capped": capped, "fleet": fleet, "limit_ms": limit_ms}
 
     # Verdict history per probe (sample 0: the probe's verdict after round-level evidence).
     kinds = list(ALL_KINDS)

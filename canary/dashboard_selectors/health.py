@@ -13,7 +13,13 @@ from django.db.models import (
     Q,
 )
 
-from canary.dashboard_selectors.common import ACTION_LETTERS, KIND_LABELS, state_label, state_of
+from canary.dashboard_selectors.common import (
+    ACTION_LETTERS,
+    KIND_LABELS,
+    KIND_SHORT,
+    state_label,
+    state_of,
+)
 from canary.models import (
     Decision,
     Endpoint,
@@ -53,9 +59,11 @@ def health_matrix(model_id: str, rounds: int, now: datetime) -> dict[str, Any]:
     """The fleet health matrix: the last ``rounds`` rounds of ``model_id`` × its endpoints.
 
     Returns ``{"model", "mode", "columns": [MatrixColumn], "rows": [MatrixRow] (newest
-    first), "counts": {outcome: n}, "empty_listing": the newest round completed with no
-    endpoints (the model lists none)}``; a cell is ``{"outcome", "action", "severity",
-    "streak", "failed": "kind, kind"}``. Four queries.
+    first), "counts": {outcome: n}, "check_legend": [(short, label)], "empty_listing": the
+    newest round completed with no endpoints (the model lists none)}``; a cell is
+    ``{"outcome", "action", "severity", "streak", "failed": "kind, kind", "failed_short":
+    "lang+1"}`` (what the cell prints: the first failed check's short label and how many
+    more). Four queries.
     """
     rnds = list(
         Round.objects.filter(model_id=model_id)
@@ -80,6 +88,7 @@ def health_matrix(model_id: str, rounds: int, now: datetime) -> dict[str, Any]:
             "severity": severity,
             "streak": streak,
             "failed": ", ".join(KIND_LABELS.get(k, k) for k in (failed or {})),
+            "failed_short": _short(list(failed or {})),
         }
     endpoints = list(
         Endpoint.objects.filter(Q(model_id=model_id) & (Q(active=True) | Q(pk__in=seen)))
@@ -119,8 +128,20 @@ def health_matrix(model_id: str, rounds: int, now: datetime) -> dict[str, Any]:
         for r in rnds
     ]
     mode = ModelConfig.objects.filter(model_id=model_id).values_list("mode", flat=True).first() or Mode.OBSERVE
-    return {"model": model_id, "mode": mode, "columns": columns, "rows": rows, "counts": dict(counts),
-            "empty_listing": bool(rows) and rows[0].no_endpoints}
+    return {
+        "model": model_id, "mode": mode, "columns": columns, "rows": rows, "counts": dict(counts),
+        "check_legend": [(KIND_SHORT[k], KIND_LABELS[k]) for k in KIND_LABELS if k in KIND_SHORT],
+        "empty_listing": bool(rows) and rows[0].no_endpoints,
+    }
+
+
+def _short(kinds: list[str]) -> str:
+    if not kinds:
+        return ""
+    order = {k: i for i, k in enumerate(KIND_LABELS)}
+    kinds = sorted(kinds, key=lambda k: order.get(k, 99))
+    first = KIND_SHORT.get(kinds[0], kinds[0][:4])
+    return first + (f"+{len(kinds) - 1}" if len(kinds) > 1 else "")
 
 
 # --------------------------------------------------------------------- round results

@@ -14,11 +14,17 @@ from django.db.models import (
 )
 from django.db.models.functions import TruncDate
 
-from canary.dashboard_selectors.common import KIND_LABELS, OBSERVE_LIST_MAX, START_ACTIONS
+from canary.dashboard_selectors.common import (
+    KIND_LABELS,
+    OBSERVE_LIST_MAX,
+    START_ACTIONS,
+    latest_per,
+)
 from canary.models import (
     Decision,
     Endpoint,
     EndpointPolicyState,
+    EndpointRound,
     Exclusion,
     ModelConfig,
     ProbeResult,
@@ -30,6 +36,41 @@ from canary.terms import Action, Mode
 # --------------------------------------------------------------------- ignore list
 
 
+def suspension_evidence(models: list[str], now: datetime) -> dict[int, dict[str, Any]]:
+    """Why each endpoint of ``models`` suspended now (enforced or shadow) is suspended: the
+    latest round whose policy action suspended it, and the checks it failed there.
+
+    Returns ``{endpoint_id: {"round_id", "decided_at", "failed": [{"kind", "kind_label",
+    "check", "reason"}]}}``. One query (``DISTINCT ON`` the endpoint) whatever the number
+    of endpoints or rounds.
+    """
+    order = {k: i for i, k in enumerate(KIND_LABELS)}
+    out: dict[int, dict[str, Any]] = {}
+    for row in latest_per(
+        EndpointRound.objects.filter(
+            endpoint__model_id__in=models, endpoint__policy_state__suspended_until__gt=now, action__in=START_ACTIONS
+        ).values("endpoint_id", "round_id", "created_at", "evidence"),
+        "endpoint_id", "-created_at", "-id",
+    ):
+        evidence = row["evidence"] if isinstance(row["evidence"], dict) else {}
+        raw = evidence.get("failed")
+        failed: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        out[row["endpoint_id"]] = {
+            "round_id": row["round_id"],
+            "decided_at": row["created_at"],
+            "failed": [
+                {
+                    "kind": kind,
+                    "kind_label": KIND_LABELS.get(kind, kind),
+                    "check": info.get("check", "") if isinstance(info, dict) else "",
+                    "reason": info.get("reason", "") if isinstance(info, dict) else "",
+                }
+                for kind, info in sorted(failed.items(), key=lambda kv: order.get(kv[0], 99))
+            ],
+        }
+    return out
+
+
 def ignore_lists(models: list[str], now: datetime) -> list[dict[str, Any]]:
     """The ignore list in force now of each model, with the source of each entry.
 
@@ -37,7 +78,7 @@ def ignore_lists(models: list[str], now: datetime) -> list[dict[str, Any]]:
     "reason", "by", "since", "until", "exclusion" (Exclusion or None), "endpoint" (Endpoint
     or None), "covered_by": slug or ""}], "shadow": [EndpointPolicyState]}``. The merged
     list comes from ``canary.services.quarantine.ignore_list_get`` (the routing API's own answer);
-    the rows behind it are read once for all models. 3 + 2 × models queries.
+    the rows behind it are read once for all models. 4 + 2 × models queries.
     """
     modes = dict(ModelConfig.objects.filter(model_id__in=models).values_list("model_id", "mode"))
     exclusions: dict[str, list[Exclusion]] = defaultdict(list)
@@ -52,6 +93,10 @@ def ignore_lists(models: list[str], now: datetime) -> list[dict[str, Any]]:
         .order_by("endpoint__tag")
     ):
         suspended[s.endpoint.model_id].append(s)
+    why = suspension_evidence(models, now)
+    for group in suspended.values():
+        for s in group:
+            s.why = why.get(s.endpoint_id)  # type: ignore[attr-defined]
     out = []
     for model in models:
         merged = ignore_list_get(model, now)
@@ -63,7 +108,7 @@ def ignore_lists(models: list[str], now: datetime) -> list[dict[str, Any]]:
                 {
                     "layer": e.layer, "target": e.target, "reason": e.reason, "by": e.created_by,
                     "since": e.created_at, "until": e.expires_at, "exclusion": e, "endpoint": None,
-                    "evidence_url": e.evidence_url,
+                    "evidence_url": e.evidence_url, "why": None,
                 }
             )
         for s in suspended[model]:
@@ -73,6 +118,7 @@ def ignore_lists(models: list[str], now: datetime) -> list[dict[str, Any]]:
                         "layer": "canary", "target": s.endpoint.tag, "reason": "canary suspension",
                         "by": "canary", "since": s.last_suspended_at, "until": s.suspended_until,
                         "exclusion": None, "endpoint": s.endpoint, "evidence_url": "",
+                        "why": why.get(s.endpoint_id),
                     }
                 )
         for entry in entries:

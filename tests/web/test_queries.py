@@ -21,7 +21,7 @@ MAX_QUERIES = {
     "health": 10,
     "results": 8,
     "endpoint": 13,
-    "ignore_list": 11,  # one model: 3 + 2 per model
+    "ignore_list": 12,  # one model: 4 + 2 per model
     "observe_report": 10,
     "probe_health": 10,
     "correlate": 6,

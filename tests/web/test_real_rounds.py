@@ -4,6 +4,7 @@ the generated history: two enforce rounds on three hosts suspend borealis/fp8.""
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from io import StringIO
 
@@ -43,7 +44,8 @@ def test_pages_and_lift_on_real_rounds(start_sim, use_sim, operator: Client):
     matrix = operator.get(reverse("admin:canary_round_health"))
     assert len(matrix.context["rows"]) == 2 and len(matrix.context["columns"]) == 3
     html = matrix.content.decode()
-    assert ">S</a>" in html  # the suspension, marked in its cell
+    # The suspension, marked in its cell, with the check that failed under the letter.
+    assert re.search(r'>S<span class="canary-cell-check">(ttft|ref|json|lang|lead|corr)(\+\d)?</span></a>', html)
 
     results = operator.get(reverse("admin:canary_round_results", args=[report["round"]]), {"endpoint": borealis.pk})
     assert results.status_code == 200 and "leading" in results.content.decode()

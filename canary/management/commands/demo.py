@@ -14,7 +14,7 @@ import signal
 import socket
 import sys
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
@@ -40,7 +40,15 @@ from fake_openrouter.process import SimulatorStartError, free_port, start_simula
 DEFAULT_FLEET = Path(settings.BASE_DIR) / "canary" / "fleets" / "default.json"
 # The default fleet's host that runs its own content filter: the refusal probe's control.
 DEMO_CONTROLS = {"dynamo/bf16": ["refusal"]}
+ROUND_INTERVAL = timedelta(minutes=30)
 REVIEWED_FILE = Path(settings.BASE_DIR) / "canary" / "exclusions" / "reviewed.json"
+
+
+def demo_first_round_at(now: datetime, rounds: int) -> datetime:
+    """When the first of ``rounds`` demo rounds runs: rounds are 30 minutes apart (one
+    slot each) and the last runs at ``now``, so with the default two the first runs at
+    now minus 30 minutes."""
+    return now - ROUND_INTERVAL * max(rounds - 1, 0)
 
 
 def addr_check(addr: str) -> None:
@@ -95,14 +103,17 @@ class Command(BaseCommand):
             os.environ["OPENROUTER_BASE_URL"] = base
             self._seed()
             now = timezone.now()
+            # The rounds are 30 minutes apart and the last one runs now: none is stamped in
+            # the future (the pages would show a round that has not happened yet).
+            first = demo_first_round_at(now, opts["rounds"])
             # The demo shows quarantine at work: the model is switched to enforce (audited).
-            mode_set(settings.CANARY_MODEL, Mode.ENFORCE, actor="demo", reason="make demo shows enforcement", now=now)
+            mode_set(settings.CANARY_MODEL, Mode.ENFORCE, actor="demo", reason="make demo shows enforcement", now=first)
             for i in range(opts["rounds"]):
-                at = now + timedelta(minutes=30 * i)
+                at = first + ROUND_INTERVAL * i
                 self.stdout.write(f"\nCanary round {i + 1} of {opts['rounds']} (time {at:%Y-%m-%d %H:%M} UTC) ...")
                 rnd = round_run(settings.CANARY_MODEL, now=at)
                 self.stdout.write(render_round_table(round_report(rnd)))
-            self._print_quarantine(now + timedelta(minutes=30 * (opts["rounds"] - 1)))
+            self._print_quarantine(now)
             self._gateway_tour()
             if opts["no_serve"]:
                 return

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from canary.management.commands.canary_round import parse_now
+from canary.selectors import watch_hint
 from canary.services.ignore_list import ignore_list_get
 from core.identifiers import validate_model_id
 
@@ -26,9 +27,12 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(f"--model: {exc}") from exc
         data = ignore_list_get(model_id, parse_now(opts["now"]))
+        hint = watch_hint(model_id)
         if opts["json"]:
-            self.stdout.write(json.dumps(data, indent=2))
+            self.stdout.write(json.dumps({**data, **({"hint": hint} if hint else {})}, indent=2))
             return
         self.stdout.write(f"Ignore list of {data['model']}: {', '.join(data['ignore']) or '(empty)'}")
         for layer, targets in data["sources"].items():
             self.stdout.write(f"  {layer:<9} {', '.join(targets) or '-'}")
+        if hint:
+            self.stdout.write(f"hint: {hint}")

@@ -32,13 +32,12 @@
   }
 
   function ttftChart(canvas, data) {
-    var xs = data.points.map(function (p) { return p.x; }).concat(data.fleet.map(function (p) { return p.x; }));
-    var ys = data.points.map(function (p) { return p.y; }).concat(data.fleet.map(function (p) { return p.y; }));
+    var capped = data.capped || [];
+    var xs = data.points.concat(capped, data.fleet).map(function (p) { return p.x; });
     var xmin = Math.min.apply(null, xs.length ? xs : [0]);
     var xmax = Math.max.apply(null, xs.length ? xs : [1]);
-    // Far below the limit, drawing it would flatten the data against the floor: keep it
-    // in the legend (click to show) instead.
-    var limitHidden = Math.max.apply(null, ys.length ? ys : [0]) < data.limit_ms / 3;
+    // The limit line is always drawn: "how far from the limit" is the question the chart
+    // answers, and failing probes sit on it.
     return new Chart(canvas, {
       type: "line",
       data: {
@@ -48,10 +47,21 @@
             data: data.points,
             borderColor: "#417690",
             borderWidth: 1,
-            pointRadius: 2.5,
+            pointRadius: data.points.map(function (p) { return p.v === "fail" ? 4 : 2.5; }),
+            pointStyle: data.points.map(function (p) { return p.v === "fail" ? "triangle" : "circle"; }),
             pointBackgroundColor: data.points.map(function (p) { return VERDICT_COLOURS[p.v] || "#417690"; }),
             pointBorderColor: data.points.map(function (p) { return VERDICT_COLOURS[p.v] || "#417690"; }),
             tension: 0
+          },
+          {
+            label: "failed, no first token (drawn at the limit)",
+            data: capped,
+            showLine: false,
+            pointStyle: "crossRot",
+            pointRadius: 6,
+            pointBorderWidth: 2,
+            borderColor: VERDICT_COLOURS.fail,
+            backgroundColor: VERDICT_COLOURS.fail
           },
           {
             label: "fleet mean (ms)",
@@ -63,10 +73,9 @@
           },
           {
             label: "limit (" + data.limit_ms + " ms)",
-            hidden: limitHidden,
             data: [{ x: xmin, y: data.limit_ms }, { x: xmax, y: data.limit_ms }],
-            borderColor: "#d9534f",
-            borderWidth: 1,
+            borderColor: VERDICT_COLOURS.fail,
+            borderWidth: 1.5,
             pointRadius: 0
           }
         ]

@@ -1,0 +1,29 @@
+"""How numbers read on every page and in every command: one format per kind of number."""
+
+from __future__ import annotations
+
+from typing import Any
+
+NO_VALUE = "—"
+
+
+def percent(share: Any) -> str:
+    """A share in [0, 1] as a percentage with at most one decimal (``0.6`` -> ``"60%"``,
+    ``0.125`` -> ``"12.5%"``, ``0.004`` -> ``"0.4%"``); ``NO_VALUE`` for None or a value
+    that is not a number. The one format of fleet rates and every other rate shown."""
+    if share is None or isinstance(share, bool):
+        return NO_VALUE
+    try:
+        value = float(share) * 100
+    except (TypeError, ValueError):
+        return NO_VALUE
+    text = f"{value:.1f}".rstrip("0").rstrip(".")
+    return f"{'0' if text == '-0' else text}%"
+
+
+def ratio_percent(part: Any, whole: Any) -> str:
+    """``part / whole`` as ``percent``; ``NO_VALUE`` when ``whole`` is 0 or missing."""
+    try:
+        return percent(float(part) / float(whole)) if whole else NO_VALUE
+    except (TypeError, ValueError):
+        return NO_VALUE

@@ -1,0 +1,83 @@
+"""Commands and the API for a new operator: a hint when the model is not one the canary
+watches, and the demo's rounds stamped in the past, never in the future."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from django.utils import timezone
+
+from canary.management.commands.demo import demo_first_round_at
+from canary.models import Endpoint, Provider, Round
+from core.tokens import service_token_issue
+
+pytestmark = pytest.mark.django_db
+
+WATCHED = "meta-llama/llama-3.3-70b-instruct"
+TYPO = "meta-lama/llama-3.3-70b-instruct"
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.fixture
+def watched(settings):
+    settings.CANARY_MODELS = [WATCHED]
+    return WATCHED
+
+
+def test_ignore_list_hints_when_the_canary_does_not_watch_the_model(watched):
+    text = run("ignore_list", "--model", TYPO)
+    assert f"hint: the canary does not watch '{TYPO}'" in text
+    assert "Check the model id's spelling" in text
+    data = json.loads(run("ignore_list", "--model", TYPO, "--json"))
+    assert data["ignore"] == [] and data["hint"].startswith(f"the canary does not watch '{TYPO}'")
+
+
+def test_ignore_list_gives_no_hint_for_a_watched_model_or_one_with_endpoints(watched):
+    assert "hint" not in run("ignore_list", "--model", WATCHED)
+    assert "hint" not in json.loads(run("ignore_list", "--model", WATCHED, "--json"))
+    at = timezone.now()
+    provider = Provider.objects.create(name="Atlas", slug="atlas", first_seen=at, last_seen=at)
+    Endpoint.objects.create(model_id="vendor/other", provider=provider, tag="atlas/fp8", provider_name="Atlas",
+                            first_seen=at, last_seen=at)
+    assert "hint" not in run("ignore_list", "--model", "vendor/other")
+
+
+def test_the_api_hints_when_the_canary_does_not_watch_the_model(watched):
+    _, token = service_token_issue("router")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    body = client.get("/api/v1/routing/ignore", {"model": TYPO}).json()
+    assert body["ignore"] == [] and "does not watch" in body["hint"]
+    assert "does not watch" in client.get("/api/v1/routing/provider", {"model": TYPO}).json()["hint"]
+    assert "hint" not in client.get("/api/v1/routing/ignore", {"model": WATCHED}).json()
+    schema = client.get("/api/v1/openapi.json").json()["components"]["schemas"]["IgnoreList"]
+    assert "hint" in schema["properties"] and "hint" not in schema["required"]
+
+
+def test_the_demos_last_round_runs_now_and_the_first_30_minutes_before():
+    now = datetime(2026, 12, 1, 9, 50, tzinfo=UTC)
+    assert demo_first_round_at(now, 2) == now - timedelta(minutes=30)
+    assert demo_first_round_at(now, 1) == now
+    assert demo_first_round_at(now, 3) == now - timedelta(hours=1)
+
+
+def test_the_demo_stamps_no_round_in_the_future(settings, monkeypatch):
+    settings.OPENROUTER_BASE_URL = settings.OPENROUTER_BASE_URL  # restored after the test
+    monkeypatch.setenv("OPENROUTER_BASE_URL", settings.OPENROUTER_BASE_URL)
+    before = timezone.now()
+    run("demo", "--no-serve")
+    after = timezone.now()
+    starts = sorted(Round.objects.values_list("started_at", flat=True))
+    assert len(starts) == 2
+    assert starts[1] - starts[0] == timedelta(minutes=30)
+    assert before <= starts[1] <= after
+    assert all(s <= after for s in Round.objects.values_list("finished_at", flat=True) if s)
