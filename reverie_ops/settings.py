@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "canary",
     "routing",
     "observability",
+    "reverie_ops.apps.ReverieOpsConfig",
 ]
 
 MIDDLEWARE = [

@@ -12,9 +12,9 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
-from canary.management.commands.demo import demo_first_round_at
 from canary.models import Endpoint, Provider, Round
 from core.tokens import service_token_issue
+from reverie_ops.management.commands.demo import demo_first_round_at
 
 pytestmark = pytest.mark.django_db
 

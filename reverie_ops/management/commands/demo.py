@@ -36,6 +36,8 @@ from canary.services.rounds import endpoints_sync, round_run
 from canary.terms import Mode
 from core.tokens import service_token_issue
 from fake_openrouter.process import SimulatorStartError, free_port, start_simulator
+from routing.demo import demo_calls, demo_report, demo_routes_ensure
+from routing.services import gateway_flush
 
 DEFAULT_FLEET = Path(settings.BASE_DIR) / "canary" / "fleets" / "default.json"
 # The default fleet's host that runs its own content filter: the refusal probe's control.
@@ -159,10 +161,6 @@ class Command(BaseCommand):
 
     def _gateway_tour(self) -> None:
         """Every shipped contract once through the OpenAI SDK, over HTTP to this process."""
-        from core.tokens import service_token_issue
-        from routing.demo import demo_calls, demo_report, demo_routes_ensure
-        from routing.services import gateway_flush
-
         demo_routes_ensure(settings.CANARY_MODEL, model_class="chat-70b")
         _, token = service_token_issue(f"demo-gateway-{secrets.token_hex(3)}")
         server = make_server("127.0.0.1", 0, get_wsgi_application(), handler_class=_QuietHandler)
