@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from routing.events import BackgroundEventSink, events_write
 from routing.gateway import AttemptRecord, GatewayResult
 from routing.models import AttemptEvent, RequestEvent
-from routing.services import BackgroundEventSink, events_write
 from tests.routing.conftest import endpoint, fleet, route, user
 
 CHAT = {"name": "chat", "version": 1, "workload": "text", "deadline_s": 8, "max_attempts": 2, "max_fallbacks": 1,
