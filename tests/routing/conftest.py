@@ -12,9 +12,12 @@ import pytest
 import redis
 from django.conf import settings
 
+from core.tokens import service_token_issue
 from routing.breaker import BreakerConfig, BreakerStore
 from routing.gateway import Gateway, GatewayResult
+from routing.models import Route
 from routing.selection import RouteProfile
+from routing.services import contract_version_create, gateway_reset
 from routing.upstream import Upstream
 
 MODEL = "acme/chat-1"
@@ -125,3 +128,33 @@ def gateway_for() -> Iterator[Callable[..., Gateway]]:
 
 def user(text: str = "Say hello to the traveller.", **body: Any) -> dict:
     return {"messages": [{"role": "user", "content": text}], "max_tokens": 60, **body}
+
+
+def api_world(settings: Any, start_sim: Any, use_sim: Any, *, prices: dict[str, str], contract: dict) -> Iterator[Any]:
+    """Routes pinned to ``<name>/fp8`` with the given prompt prices (USD per token), the
+    contract stored, a service token; events written synchronously, a private breaker
+    prefix (its Redis keys deleted after). Yields an env with ``auth`` (test-client headers
+    for ``contract@1``) and ``sim(fleet)``; use it as the body of a fixture."""
+    prefix = f"test:breaker:{uuid.uuid4().hex}"
+    settings.ROUTING_EVENTS_ASYNC = False
+    settings.ROUTING_BREAKER_PREFIX = prefix
+    settings.ROUTING_BREAKER = {"consecutive": 1, "open_s": 30}
+    gateway_reset()
+    for name, price in prices.items():
+        Route.objects.create(name=name, model_id=MODEL, provider_tag=f"{name}/fp8", modalities=["text"],
+                             context_length=131072, price_prompt_usd=price, price_completion_usd="0.0000002")
+    contract_version_create(dict(contract))
+    _, token = service_token_issue(f"backend-{uuid.uuid4().hex[:6]}")
+
+    class Env:
+        auth = {"HTTP_AUTHORIZATION": f"Bearer {token}", "HTTP_X_ROUTING_CONTRACT": f"{contract['name']}@1"}
+
+        def sim(self, world: dict) -> Any:
+            return use_sim(start_sim(world))
+
+    yield Env()
+    gateway_reset()
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    keys = list(client.scan_iter(f"{prefix}:*"))
+    if keys:
+        client.delete(*keys)

@@ -4,21 +4,17 @@ end: Django test client -> gateway -> simulator over HTTP, real PostgreSQL and R
 from __future__ import annotations
 
 import json
-import uuid
 
 import pytest
-import redis
 
-from core.tokens import service_token_issue
 from reverie_ops.middleware import database_unavailable_body
-from routing.models import AttemptEvent, ExecutionLedger, RequestEvent, Route
+from routing.models import AttemptEvent, ExecutionLedger, RequestEvent
 from routing.services import (
     breaker_store,
     chat_completion_create,
     contract_version_create,
-    gateway_reset,
 )
-from tests.routing.conftest import MODEL, endpoint, fleet, sim_reset_stats, sim_stats
+from tests.routing.conftest import MODEL, api_world, endpoint, fleet, sim_reset_stats, sim_stats
 
 CHAT = {"name": "chat", "workload": "text", "deadline_s": 8, "max_attempts": 3, "max_fallbacks": 2,
         "finish_reasons": ["stop", "length"], "connect_s": 0.2, "generation_s": 1.0, "validation_s": 0.1}
@@ -29,30 +25,9 @@ BODY = {"model": MODEL, "messages": [{"role": "user", "content": "Say hello to t
 def gateway_env(settings, start_sim, use_sim):
     """Routes alpha/beta/gamma in the database, events written synchronously, a private
     breaker prefix; ``env.sim(fleet)`` starts the simulator and points the gateway at it."""
-    prefix = f"test:breaker:{uuid.uuid4().hex}"
-    settings.ROUTING_EVENTS_ASYNC = False
-    settings.ROUTING_BREAKER_PREFIX = prefix
-    settings.ROUTING_BREAKER = {"consecutive": 1, "open_s": 30}
     settings.ROUTING_EVENT_CONTENT = "hash"
-    gateway_reset()
-    for i, name in enumerate(["alpha", "beta", "gamma"]):
-        Route.objects.create(name=name, model_id=MODEL, provider_tag=f"{name}/fp8", modalities=["text"],
-                             context_length=131072, price_prompt_usd=f"0.000000{i + 1}", price_completion_usd="0.0000002")
-    contract_version_create(dict(CHAT))
-    _, token = service_token_issue(f"backend-{uuid.uuid4().hex[:6]}")
-
-    class Env:
-        auth = {"HTTP_AUTHORIZATION": f"Bearer {token}", "HTTP_X_ROUTING_CONTRACT": "chat@1"}
-
-        def sim(self, world):
-            return use_sim(start_sim(world))
-
-    yield Env()
-    gateway_reset()
-    client = redis.Redis.from_url(settings.REDIS_URL)
-    keys = list(client.scan_iter(f"{prefix}:*"))
-    if keys:
-        client.delete(*keys)
+    prices = {name: f"0.000000{i + 1}" for i, name in enumerate(["alpha", "beta", "gamma"])}
+    yield from api_world(settings, start_sim, use_sim, prices=prices, contract=CHAT)
 
 
 def post(client, env, body=BODY, **headers):

@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 
 import pytest
-import redis
 
-from core.tokens import service_token_issue
-from routing.models import AttemptEvent, RequestEvent, Route
-from routing.services import breaker_store, contract_version_create, gateway_reset
-from tests.routing.conftest import MODEL, endpoint, fleet
+from routing.models import AttemptEvent, RequestEvent
+from routing.services import breaker_store
+from tests.routing.conftest import MODEL, api_world, endpoint, fleet
 
 CHAT = {"name": "chat", "workload": "text", "deadline_s": 8, "max_attempts": 3, "max_fallbacks": 2,
         "finish_reasons": ["stop", "length"], "connect_s": 0.2, "generation_s": 1.0, "validation_s": 0.1,
@@ -25,29 +22,8 @@ BODY = {"messages": [{"role": "user", "content": "Say hello to the traveller."}]
 
 @pytest.fixture
 def env(settings, start_sim, use_sim):
-    prefix = f"test:breaker:{uuid.uuid4().hex}"
-    settings.ROUTING_EVENTS_ASYNC = False
-    settings.ROUTING_BREAKER_PREFIX = prefix
-    settings.ROUTING_BREAKER = {"consecutive": 1, "open_s": 30}
-    gateway_reset()
-    for name in ["alpha", "beta"]:
-        Route.objects.create(name=name, model_id=MODEL, provider_tag=f"{name}/fp8", modalities=["text"],
-                             context_length=131072, price_prompt_usd="0.0000001", price_completion_usd="0.0000002")
-    contract_version_create(dict(CHAT))
-    _, token = service_token_issue(f"backend-{uuid.uuid4().hex[:6]}")
-
-    class Env:
-        auth = {"HTTP_AUTHORIZATION": f"Bearer {token}", "HTTP_X_ROUTING_CONTRACT": "chat@1"}
-
-        def sim(self, world):
-            return use_sim(start_sim(world))
-
-    yield Env()
-    gateway_reset()
-    client = redis.Redis.from_url(settings.REDIS_URL)
-    keys = list(client.scan_iter(f"{prefix}:*"))
-    if keys:
-        client.delete(*keys)
+    yield from api_world(settings, start_sim, use_sim,
+                         prices={"alpha": "0.0000001", "beta": "0.0000001"}, contract=CHAT)
 
 
 def post(client, env, body=BODY, **headers):
