@@ -14,10 +14,11 @@ def validate_model_id(value: str) -> str:
     (API queries, commands, files, routes, exclusions) passes ids through here before they
     are compared or stored. Raises ValueError saying what is wrong otherwise."""
     model_id = value.strip().lower()
-    if "/" not in model_id.strip("/"):
-        raise ValueError(f"a model id must look like 'author/slug', got {value!r}")
+    # The length first: the other messages quote the id, which must stay short.
     if len(model_id) > MODEL_ID_MAX:
         raise ValueError(f"a model id has at most {MODEL_ID_MAX} characters, got {len(model_id)}")
+    if "/" not in model_id.strip("/"):
+        raise ValueError(f"a model id must look like 'author/slug', got {value!r}")
     if any(ch.isspace() or not ch.isprintable() for ch in model_id):
         raise ValueError(f"a model id has no spaces or control characters, got {value!r}")
     return model_id
