@@ -37,7 +37,7 @@ from canary.models import Endpoint, ProbeResult, Provider, Round  # noqa: E402
 from fake_openrouter.process import free_port, start_simulator  # noqa: E402
 from observability.gateway import ObservedSink, record, unwrapped  # noqa: E402
 from observability.registry import web_exposition  # noqa: E402
-from routing.gateway import GatewayResult  # noqa: E402
+from routing.gateway_result import GatewayResult  # noqa: E402
 from routing.models import Route  # noqa: E402
 
 

@@ -21,7 +21,7 @@ from prometheus_client.metrics import MetricWrapperBase
 
 from observability import metrics as m
 from observability import tracing
-from routing.gateway import EventSink, GatewayResult
+from routing.gateway_result import EventSink, GatewayResult
 from routing.selection import RouteProfile
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 
 from routing.event_text import storable, text_digest
-from routing.gateway import GatewayResult
+from routing.gateway_result import GatewayResult
 from routing.models import AttemptEvent, RequestEvent
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ chunks produced upstream. The end is one of:
   ``[DONE]`` (the HTTP status is long sent; only the stream can say it failed).
 
 Closing the iterator early (the client disconnected) cancels the upstream request
-(``routing.gateway.Committed``).
+(``routing.gateway_result.Committed``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from routing.gateway import Committed
+from routing.gateway_result import Committed
 
 DONE = b"data: [DONE]\n\n"
 _encode = json.JSONEncoder(ensure_ascii=False).encode

@@ -14,6 +14,10 @@ body and raises ``BodyInvalid`` naming the first bad field's path
   reference, Chat Completions: ``text``, ``image_url``, ``input_audio``, ``file``);
 - a known field of the wrong type or outside its range (``temperature: "hot"``).
 
+``check_request`` then applies the gateway's own rules under a contract (provider keys
+the gateway owns, tools the contract registers, one answer per request) and raises
+``RequestInvalid``; both errors become a 400 naming the field, before any upstream request.
+
 ``caused_by_request`` says whether a failure follows from the request rather than the
 route: a truncation (finish reason ``length``) under the caller's own ``max_tokens``.
 A context overflow (incompatible) and an upstream 4xx about the body (permanent, blamed
@@ -25,6 +29,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from typing import Any
+
+from routing.contracts import Contract
 
 MAX_DEPTH = 64
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
@@ -49,6 +55,18 @@ _NUMBERS: dict[str, tuple[str, float | None, float | None]] = {
 }
 _BOOLEANS = ("stream", "logprobs", "parallel_tool_calls")
 _OBJECTS = ("response_format", "logit_bias", "provider", "reasoning", "stream_options", "usage", "metadata")
+
+# OpenRouter's provider-preference keys (docs/sources/openrouter-api.md, "Provider routing"). The gateway
+# sets only/order/ignore/allow_fallbacks itself: it pins each route's endpoint.
+PROVIDER_KEYS = frozenset({
+    "require_parameters", "data_collection", "zdr", "enforce_distillable_text",
+    "quantizations", "sort", "max_price", "preferred_min_throughput", "preferred_max_latency",
+})
+_GATEWAY_PROVIDER_KEYS = frozenset({"only", "order", "ignore", "allow_fallbacks"})
+
+
+class RequestInvalid(ValueError):
+    """The client's request is malformed: answer 400 with this message, send nothing."""
 
 
 class BodyInvalid(ValueError):
@@ -181,3 +199,49 @@ def caused_by_request(finish_reason: str | None, client_max_tokens: int | None) 
     by length (finish reason ``length``) under a ``max_tokens`` the caller chose. Any
     route would have stopped there, so it says nothing about this route's health."""
     return finish_reason == "length" and client_max_tokens is not None
+
+
+def check_request(body: Any, contract: Contract) -> None:
+    """Reject what no route should ever see (field case 4). Raises ``RequestInvalid``
+    with a message naming the field; returns None when the request is well formed."""
+    if not isinstance(body, dict):
+        raise RequestInvalid("the request body must be a JSON object")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise RequestInvalid("messages: a non-empty list of messages is required")
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise RequestInvalid(f"messages[{i}]: expected an object")
+        if message.get("role") not in _ROLES:
+            raise RequestInvalid(f"messages[{i}].role: expected one of {sorted(_ROLES)}, got {message.get('role')!r}")
+        content = message.get("content")
+        if not (isinstance(content, str | list) or (content is None and message.get("role") in ("assistant", "tool"))):
+            raise RequestInvalid(f"messages[{i}].content: expected a string or a list of parts")
+    provider = body.get("provider")
+    if provider is not None:
+        if not isinstance(provider, dict):
+            raise RequestInvalid("provider: expected an object")
+        owned = sorted(set(provider) & _GATEWAY_PROVIDER_KEYS)
+        if owned:
+            raise RequestInvalid(f"provider.{owned[0]}: chosen by the gateway (each route pins its endpoint); remove it")
+        unknown = sorted(set(provider) - PROVIDER_KEYS)
+        if unknown:
+            raise RequestInvalid(f"provider: unknown field(s) {unknown}; allowed: {sorted(PROVIDER_KEYS)}")
+    stream = body.get("stream")
+    if stream is not None and not isinstance(stream, bool):
+        raise RequestInvalid("stream: expected true or false")
+    for key in ("max_tokens", "max_completion_tokens"):
+        value = body.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise RequestInvalid(f"{key}: expected a positive integer, got {value!r}")
+    n = body.get("n")
+    if n not in (None, 1):
+        raise RequestInvalid("n: only 1 is supported (one answer is validated and accepted)")
+    tools = body.get("tools")
+    if tools is not None:
+        if not isinstance(tools, list):
+            raise RequestInvalid("tools: expected a list")
+        for i, tool in enumerate(tools):
+            name = tool.get("function", {}).get("name") if isinstance(tool, dict) and isinstance(tool.get("function"), dict) else None
+            if name not in contract.tools:
+                raise RequestInvalid(f"tools[{i}]: tool {name!r} is not registered in contract {contract.key}; registered: {sorted(contract.tools)}")

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from routing.gateway import GatewayResult
+from routing.gateway_result import GatewayResult
 from routing.live import sse_stream
 
 log = logging.getLogger("routing.gateway")

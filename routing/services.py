@@ -50,9 +50,10 @@ from routing.contracts import (
     file_version_check,
 )
 from routing.events import BackgroundEventSink, DbEventSink
-from routing.gateway import EventSink, Gateway, RequestInvalid
+from routing.gateway import Gateway
+from routing.gateway_result import EventSink
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, Route
-from routing.request_check import BodyInvalid, body_check
+from routing.request_check import BodyInvalid, RequestInvalid, body_check
 from routing.responses import GatewayReply, error_reply, reply_for
 from routing.selection import DEFAULT_MIN_STRUCTURED_HONOURED, RouteProfile
 from routing.upstream import Upstream

@@ -14,7 +14,8 @@ from django.conf import settings
 
 from core.tokens import service_token_issue
 from routing.breaker import BreakerConfig, BreakerStore
-from routing.gateway import Gateway, GatewayResult
+from routing.gateway import Gateway
+from routing.gateway_result import GatewayResult
 from routing.models import Route
 from routing.selection import RouteProfile
 from routing.services import contract_version_create, gateway_reset

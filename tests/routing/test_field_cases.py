@@ -10,7 +10,7 @@ import pytest
 from routing.breaker import BreakerConfig
 from routing.contracts import contract_from_dict
 from routing.failures import FailureClass
-from routing.gateway import RequestInvalid
+from routing.request_check import RequestInvalid
 from routing.responses import reply_for
 from tests.routing.conftest import (
     ListSink,

@@ -118,7 +118,7 @@ def test_the_route_changelist_shows_breaker_state(admin_client):
 def _result(op: str):  # type: ignore[no-untyped-def]
     import time
 
-    from routing.gateway import AttemptRecord, GatewayResult
+    from routing.gateway_result import AttemptRecord, GatewayResult
 
     attempt = AttemptRecord(attempt_id=f"{op}-a", index=0, route="alpha", fallback_reason="primary",
                             breaker_state="closed", started_at=time.time(), status="accepted")

@@ -1,0 +1,376 @@
+"""One request's run: its state, and each attempt run, classified, validated and recorded.
+
+``RequestRun`` holds what the chain (``routing.attempt_chain``) reads and writes: the
+routes tried and rejected, every attempt's ``AttemptRecord``, the budget spent. Its
+``attempt`` makes one upstream request; a streamed one is held to its commit point
+(``hold``) and, once committed, finished by ``settle`` when the stream ends. Thread-safe
+where hedges need it (the run's lock). Pure of Django.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from openrouter.transport import AttemptHandle
+from routing.breaker import BreakerStore, Permit
+from routing.commit import Checks, hold_over, prefix_checks, reply_checks
+from routing.contracts import Contract
+from routing.deadline import AttemptTimes, Deadline
+from routing.failures import Failure, FailureClass, Signal, classify, validation_failure
+from routing.gateway_result import AttemptRecord, EventSink, GatewayResult
+from routing.request_check import caused_by_request
+from routing.request_shape import attempt_cost, new_id, route_body
+from routing.selection import RequestNeeds, RouteProfile, candidates
+from routing.stream import Answer
+from routing.upstream import AttemptOutcome, LiveAttempt, Upstream
+from routing.validation import ValidationResult, validate_answer
+
+
+class GatewayParts(Protocol):
+    """What a run uses of its gateway (``routing.gateway.Gateway``): the injected parts."""
+
+    routes: Callable[[], Sequence[RouteProfile]]
+    upstream: Upstream
+    breakers: BreakerStore | None
+    clock: Callable[[], float]
+    wall: Callable[[], float]
+    sleep: Callable[[float], None]
+    rng: random.Random
+    ignored: Callable[[str], frozenset[str]] | None
+    sink: EventSink | None
+    min_structured_honoured: float
+
+    def pool(self) -> ThreadPoolExecutor: ...
+
+    def ignored_for(self, model_id: str) -> frozenset[str]: ...
+
+
+@dataclass
+class Attempt:
+    """An attempt's full result inside the gateway."""
+
+    record: AttemptRecord
+    failure: Failure | None
+    answer: Answer | None = None
+    validation: ValidationResult | None = None
+    route: RouteProfile | None = None  # the profile the attempt used
+    # A streamed attempt past its commit point: the open stream, its reader, its permit.
+    live: LiveAttempt | None = None
+    reader: Iterator[None] | None = None
+    permit: Permit | None = None
+
+
+class RequestRun:
+    """The state of one request's chain of attempts, and its attempts (see the module docstring)."""
+
+    def __init__(
+        self,
+        gw: GatewayParts,
+        contract: Contract,
+        deadline: Deadline,
+        needs: RequestNeeds,
+        base: dict[str, Any],
+        client_provider: Any,
+        op: str,
+        started_wall: float,
+    ) -> None:
+        self.gw = gw
+        self.contract = contract
+        self.deadline = deadline
+        self.needs = needs
+        self.base = base
+        self.client_provider = client_provider
+        self.op = op
+        self.started_wall = started_wall
+        self.tries: list[Attempt] = []
+        self.tried: set[str] = set()
+        self.rejected: dict[str, str] = {}
+        self.lock = threading.Lock()
+        self.live = False
+        self.model: str | None = None
+        self.language: str | None = None
+        self.request_text = ""
+        self.client_max_tokens: int | None = None
+
+    # ------------------------------------------------------------------ helpers
+
+    def now_ms(self) -> int:
+        return int(self.gw.wall() * 1000)
+
+    def spent_usd(self) -> float:
+        return sum(t.record.cost_usd for t in self.tries)
+
+    def finish(self, outcome: str, *, code: str = "", cls: str = "", message: str = "",
+               accepted: Attempt | None = None, retry_after_s: float | None = None,
+               route: RouteProfile | None = None) -> GatewayResult:
+        return GatewayResult(
+            operation_id=self.op,
+            contract=self.contract.key,
+            outcome=outcome,
+            attempts=[t.record for t in self.tries],
+            started_at=self.started_wall,
+            latency_ms=self.deadline.elapsed_s() * 1000.0,
+            answer=accepted.answer if accepted else None,
+            value=accepted.validation.value if accepted and accepted.validation else None,
+            route=route,
+            failure_class=cls,
+            error_code=code,
+            message=message,
+            retry_after_s=retry_after_s,
+            rejected_routes=dict(self.rejected),
+        )
+
+    def eligible(self) -> list[RouteProfile]:
+        """Capable routes not tried yet, best first (capabilities re-checked against the
+        budget left: an expensive fallback is dropped once the chain has spent money)."""
+        budget = None if self.contract.max_cost_usd is None else self.contract.max_cost_usd - self.spent_usd()
+        routes = [r for r in self.gw.routes() if r.name not in self.tried
+                  and (self.model is None or r.model_id == self.model)]
+        ignored: frozenset[str] = frozenset()
+        models = {r.model_id for r in routes}
+        if self.gw.ignored is not None:
+            ignored = frozenset().union(*(self.gw.ignored_for(m) for m in models)) if models else frozenset()
+        ranked, rejected = candidates(
+            routes, self.contract, self.needs, budget_left_usd=budget, ignored=ignored,
+            min_structured_honoured=self.gw.min_structured_honoured,
+        )
+        self.rejected.update(rejected)
+        return ranked
+
+    def claim(self, routes: Sequence[RouteProfile]) -> tuple[RouteProfile | None, Permit | None, list[int]]:
+        """The first route whose breaker lets a call through now, with its permit; also the
+        expiries (epoch ms) of the routes it skipped."""
+        skipped: list[int] = []
+        for route in routes:
+            if self.gw.breakers is None:
+                return route, Permit(True, "closed", has_state=False), skipped
+            permit = self.gw.breakers.acquire(route.name, self.now_ms())
+            if permit.allowed:
+                return route, permit, skipped
+            self.rejected[route.name] = f"circuit breaker {permit.state} ({permit.blocked_by})"
+            skipped.append(permit.until_ms)
+        return None, None, skipped
+
+    # ------------------------------------------------------------------ attempts
+
+    def single(self, route: RouteProfile, permit: Permit, reason: str, times: AttemptTimes) -> tuple[Attempt | None, Failure | None]:
+        t = self.attempt(route, permit, reason, times, hedge=False, handle=None)
+        return (t, None) if t.failure is None else (None, t.failure)
+
+    def attempt(self, route: RouteProfile, permit: Permit, reason: str, times: AttemptTimes,
+                *, hedge: bool, handle: AttemptHandle | None) -> Attempt:
+        """Run, classify, validate and record one attempt (thread-safe for hedges)."""
+        gw, c = self.gw, self.contract
+        with self.lock:
+            self.tried.add(route.name)
+            record = AttemptRecord(
+                attempt_id=new_id(), index=len(self.tries), route=route.name,
+                fallback_reason=reason, breaker_state=permit.state, started_at=gw.wall(), hedge=hedge,
+            )
+            t = Attempt(record, None, route=route)
+            self.tries.append(t)
+        body = route_body(route, self.base, self.client_provider, c)
+        held: Checks | None = None
+        sent = gw.clock()
+        outcome: AttemptOutcome
+        try:
+            if self.live:
+                opened = gw.upstream.open(route, body, times, idle_s=c.idle_s, handle=handle, record=True)
+                if isinstance(opened, LiveAttempt):
+                    held, ended = self.hold(opened, t)
+                    if ended is None:
+                        t.permit = permit
+                        return t  # committed: ``settle`` finishes the record when the stream ends
+                    outcome = ended
+                else:
+                    outcome = opened
+            else:
+                outcome = gw.upstream.attempt(route, body, times, idle_s=c.idle_s, handle=handle)
+        except Exception as exc:  # noqa: BLE001 - a reply that crashes its reader is an invalid reply
+            # Not raised past the chain: the fallback serves, the breaker counts it, and
+            # an idempotency key is settled by the chain's outcome instead of a crash.
+            outcome = AttemptOutcome(None, Signal("invalid_body", message=f"the reply could not be read: {exc!r}"[:300]),
+                                     None, (gw.clock() - sent) * 1000.0, None)
+        with self.lock:
+            if record.frozen:
+                t.failure = classify(outcome.signal) if outcome.signal is not None else None
+                return t
+        record.latency_ms = outcome.latency_ms
+        record.ttft_ms = outcome.ttft_ms
+        record.http_status = outcome.http_status
+        failure: Failure | None = None
+        if held is not None and not held.ok:
+            # The held prefix failed a canary judge: nothing reached the client.
+            failure = Failure(FailureClass.INVALID_RESPONSE, "prefix_rejected", held.failed[:500])
+            record.status = "rejected"
+        elif outcome.answer is not None and self.live and not self.judge_whole(outcome.answer, record).ok:
+            # The whole answer arrived within the hold: the prefix checks judged all of it.
+            t.answer = outcome.answer
+            failure = Failure(FailureClass.INVALID_RESPONSE, "prefix_rejected", record.message or "prefix rejected")
+            record.status = "rejected"
+        elif outcome.answer is not None:
+            t.answer = outcome.answer
+            t.validation = validate_answer(c, outcome.answer)
+            record.validation = t.validation.summary
+            if not t.validation.ok:
+                failure = validation_failure(t.validation.problems)
+                record.status = "rejected"
+        else:
+            assert outcome.signal is not None
+            failure = classify(outcome.signal)
+            record.status = "cancelled" if outcome.cancelled else "failed"
+            record.validation = "not reached"
+        # A hedge loser reached the provider and was cut mid-work: count its input as
+        # billed (issue point 10: both costs counted).
+        billed = (outcome.answer is not None or outcome.cancelled or held is not None
+                  or (outcome.signal is not None and outcome.signal.output_seen))
+        record.tokens_in, record.tokens_out, record.cost_usd = attempt_cost(route, outcome.usage, self.needs, billed)
+        if failure is None:
+            record.status = "accepted"
+        else:
+            t.failure = failure
+            record.failure_class = failure.cls.value
+            record.failure_reason = failure.reason
+            record.message = failure.message[:500]
+        if gw.breakers is not None and not outcome.cancelled:
+            # A failure the request itself caused (its own max_tokens cut the answer)
+            # would happen on any route: it says nothing about this one.
+            charged = failure is not None and failure.counts_against_route and not caused_by_request(
+                t.answer.finish_reason if t.answer is not None else None, self.client_max_tokens)
+            verdict = "success" if failure is None else (failure.cls.value if charged else "neutral")
+            record.breaker_opened = gw.breakers.record(
+                route.name, self.now_ms(), verdict, permit=permit,
+                retry_after_s=failure.retry_after_s if failure is not None and failure.cls == FailureClass.TRANSIENT else None,
+            )
+        elif gw.breakers is not None and permit.trial_classes:
+            gw.breakers.record(route.name, self.now_ms(), "neutral", permit=permit)
+        return t
+
+    def judge_whole(self, answer: Answer, record: AttemptRecord) -> Checks:
+        """The pre-commit checks on an answer that ended before its commit point."""
+        checks = prefix_checks(answer.content or "", self.language)
+        record.checks = {f"prefix.{k}": v for k, v in checks.verdicts.items()}
+        record.message = checks.failed[:500]
+        return checks
+
+    def hold(self, live: LiveAttempt, t: Attempt) -> tuple[Checks | None, AttemptOutcome | None]:
+        """Read a stream until its commit point (``routing.commit.hold_over``), then judge
+        the held prefix. Returns (checks, None) when it commits (``t`` keeps the open
+        stream), (failed checks, outcome) when the prefix is rejected (the stream is cut),
+        (None, outcome) when the stream ended or failed before the commit point."""
+        clock = self.gw.clock
+        commit = self.contract.stream_commit
+        stream = live.stream
+        record = t.record
+        first_at: float | None = None
+        reader = live.chunks()
+        for _ in reader:
+            if not stream.output_seen or stream.finished:
+                continue
+            now = clock()
+            if first_at is None:
+                first_at = now
+            if not hold_over(commit, content_chars=stream.content_chars, first_content_at_s=first_at, now_s=now):
+                continue
+            checks = prefix_checks(stream.content_so_far, self.language)
+            record.checks = {f"prefix.{k}": v for k, v in checks.verdicts.items()}
+            record.validation = checks.summary("prefix")
+            if not checks.ok:
+                live.cut("rejected")
+                for _ in reader:
+                    pass
+                live.close()
+                outcome = live.outcome
+                assert outcome is not None
+                return checks, outcome
+            record.status = "committed"
+            record.ttft_ms = live.ttft_ms
+            record.http_status = live.response.status_code
+            t.live, t.reader = live, reader
+            return checks, None
+        live.close()
+        assert live.outcome is not None
+        return None, live.outcome
+
+    def settle(self, t: Attempt, *, client_gone: bool = False, sent: int = 0) -> GatewayResult:
+        """Finish a committed stream's attempt and request once the stream ended (or the
+        client left): post-stream checks and validation, cost, the route's breaker, the
+        event. The bytes are gone; the route's health and breaker still learn. ``sent``:
+        the content chunks passed on (recorded beside those received)."""
+        gw, c = self.gw, self.contract
+        live, record, route = t.live, t.record, t.route
+        assert live is not None and route is not None
+        outcome = live.outcome
+        record.latency_ms = live.elapsed_ms()
+        failure: Failure | None = None
+        code = ""
+        if client_gone or outcome is None:
+            record.status = "cancelled"
+            record.failure_reason = "client_disconnected"
+            record.message = "the client disconnected mid-stream; the upstream request was cancelled"
+        elif outcome.answer is not None:
+            t.answer = outcome.answer
+            t.validation = validate_answer(c, outcome.answer)
+            post = reply_checks(outcome.answer.content or "", self.language)
+            record.checks.update({f"post.{k}": v for k, v in post.verdicts.items()})
+            record.validation = "; ".join(filter(None, (record.validation, post.summary("post"),
+                                                        f"validation: {t.validation.summary}")))
+            problems = [*t.validation.problems, *([post.failed] if post.failed else [])]
+            if problems:
+                failure = validation_failure(problems)
+                record.status = "rejected"
+                code = "rejected_after_commit"
+            else:
+                record.status = "accepted"
+        else:
+            assert outcome.signal is not None
+            failure = classify(outcome.signal)
+            record.status = "failed"
+            code = "failed_after_commit"
+        if failure is not None:
+            record.failure_class = failure.cls.value
+            record.failure_reason = failure.reason
+            record.message = failure.message[:500]
+        record.validation = "; ".join(filter(None, (
+            record.validation, f"chunks: {live.stream.content_events} received, {sent} sent")))
+        usage = outcome.usage if outcome is not None else live.stream.usage
+        record.tokens_in, record.tokens_out, record.cost_usd = attempt_cost(route, usage, self.needs, True)
+        permit = t.permit
+        if gw.breakers is not None and permit is not None:
+            # A client that leaves says nothing about the route: neutral, never a failure.
+            verdict = "neutral" if record.status == "cancelled" else (
+                "success" if failure is None else (failure.cls.value if failure.counts_against_route else "neutral"))
+            record.breaker_opened = gw.breakers.record(route.name, self.now_ms(), verdict, permit=permit)
+        if record.status == "cancelled":
+            result = self.finish("cancelled", code="client_disconnected", message=record.message, route=route)
+        elif failure is None:
+            result = self.finish("accepted", accepted=t, route=route)
+        else:
+            result = self.finish("failed", code=code, cls=failure.cls,
+                                 message=f"after the commit point: {failure.reason}: {failure.message}", route=route)
+            result.answer = t.answer
+        result.request_text = self.request_text
+        if gw.sink is not None:
+            gw.sink.emit(result)
+        return result
+
+    def freeze_unfinished(self) -> None:
+        """Record still-running hedge losers as cancelled now, with their cost estimate."""
+        now = self.gw.wall()
+        with self.lock:
+            for t in self.tries:
+                record = t.record
+                if record.status == "failed" and not record.failure_class and not record.validation:
+                    record.status = "cancelled"
+                    record.latency_ms = (now - record.started_at) * 1000.0
+                    record.validation = "not reached"
+                    route = t.route
+                    if route is not None:
+                        record.tokens_in = self.needs.input_tokens
+                        record.cost_usd = self.needs.input_tokens * route.price_prompt_usd
+                    record.frozen = True
