@@ -85,8 +85,11 @@ _NUMBERS = re.compile(r"\d+(?:[.,]\d+)?")
 def failure_signature(j: Judgement) -> str:
     """What makes two failures *the same* failure: the check and its reason with the
     numbers taken out ("The reply is in Spanish (1.00), not Portuguese." and the same
-    with 0.97 match; a fenced reply and a missing field do not)."""
-    return f"{j.check}: {_NUMBERS.sub('#', j.reason)}"
+    with 0.97 match; a fenced reply and a missing field do not). A reason that quotes the
+    reply's own value (a schema error) is replaced by the judge's ``failure_kind``
+    evidence: "feliz" and "alegre" outside one enum are one defect."""
+    kind = j.evidence.get("failure_kind")
+    return f"{j.check}: {_NUMBERS.sub('#', kind if isinstance(kind, str) else j.reason)}"
 
 
 def _soften(j: Judgement, reason: str, **evidence: Any) -> Judgement:

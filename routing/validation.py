@@ -28,6 +28,7 @@ from routing.semantic import SEMANTIC_CHECKS
 from routing.stream import Answer
 
 _MAX_PROBLEMS = 10
+_MAX_MESSAGE_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -45,11 +46,16 @@ class ValidationResult:
 
 
 def _schema_problems(validator: Any, instance: Any, where: str) -> list[str]:
+    """One problem per schema error: ``"<where> <JSON path>: <validator's message>"``,
+    e.g. ``output $.line_items[2].amount: '12,50' is not of type 'number'``; the message
+    is clipped, since it quotes the offending value."""
     problems = []
     try:
         for error in validator.iter_errors(instance):
-            path = "/".join(str(p) for p in error.absolute_path) or "(root)"
-            problems.append(f"{where} {path}: {error.message}")
+            message = error.message
+            if len(message) > _MAX_MESSAGE_CHARS:
+                message = message[: _MAX_MESSAGE_CHARS - 1] + "…"
+            problems.append(f"{where} {error.json_path}: {message}")
             if len(problems) >= _MAX_PROBLEMS:
                 break
     except RecursionError:

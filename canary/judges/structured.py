@@ -33,6 +33,8 @@ CHECK = "structured_output"
 MAX_JSON_CHARS = 1_000_000
 MAX_REPORTED_ERRORS = 10
 _MAX_COUNTED_ERRORS = 100
+# A validator message quotes the offending value, which may be the whole reply.
+_REASON_MESSAGE_CHARS = 160
 
 # Ladder classes (docs/sources/text-checks.md, "Structured output") and what each means for the evidence reader.
 LADDER = {
@@ -236,13 +238,20 @@ def schema_errors(
     return shown, len(errors)
 
 
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 @never_raise(CHECK)
 def judge_structured(reply: Reply, schema: dict[str, Any]) -> Judgement:
     """Judge a structured-output reply against ``schema`` (Draft 2020-12, formats checked).
 
     ``schema`` may be bare or wrapped (see ``unwrap_schema``). Pass only for strict JSON
     that validates. Fail for every other ladder class and for schema errors.
-    Inconclusive when the schema itself is invalid (a probe bug). Evidence: ``ladder``,
+    Inconclusive when the schema itself is invalid (a probe bug). A schema failure's
+    reason names the first error's JSON path (``$.items[2].price``) and the validator's
+    message; ``failure_kind`` (``"schema <keyword> at <path>"``) is that failure without
+    the quoted value, for ``canary.round_judgement.failure_signature``. Evidence: ``ladder``,
     ``ladder_meaning``, ``parse_error``, ``schema_errors`` (``[{json_path, keyword,
     message}]``), ``error_count``, ``finish_reason``.
     """
@@ -283,11 +292,14 @@ def judge_structured(reply: Reply, schema: dict[str, Any]) -> Judgement:
     if parsed.ladder == "ok_strict" and not errors:
         return Judgement(Verdict.PASS, CHECK, "Strict JSON, valid for the schema.", evidence)
     if parsed.ladder == "ok_strict":
+        # The first error (by path) in the reason: where in the reply, and the validator's
+        # own words, so an operator sees the defect without opening the evidence.
         first = errors[0]
+        evidence["failure_kind"] = f"schema {first['keyword']} at {first['json_path']}"
         return Judgement(
             Verdict.FAIL,
             CHECK,
-            f"The JSON violates the schema: {first['keyword']} at {first['json_path']}"
+            f"The JSON violates the schema at {first['json_path']}: {_clip(first['message'], _REASON_MESSAGE_CHARS)}"
             f" ({evidence['error_count']} error(s)).",
             evidence,
         )

@@ -171,3 +171,21 @@ def test_pathological_input_is_a_verdict_not_a_crash(content: str) -> None:
 
 def test_parse_ladder_trailing_comma_is_invalid_not_truncated() -> None:
     assert parse_ladder('{"a": [1, 2,]}').ladder == "invalid"
+
+
+def test_a_schema_failure_reason_names_the_json_path_and_the_validators_reason() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"type": "object", "properties": {"price": {"type": "number"}}}}},
+    }
+    judgement = judge('{"items": [{"price": 1}, {"price": 2.5}, {"price": "3 EUR"}]}', schema)
+    assert judgement.verdict is Verdict.FAIL
+    assert judgement.reason == (
+        "The JSON violates the schema at $.items[2].price: '3 EUR' is not of type 'number' (1 error(s))."
+    )
+
+
+def test_a_schema_failure_reason_clips_a_long_value() -> None:
+    judgement = judge(json.dumps({"mood": "x" * 5000, "score": 7}))
+    assert judgement.reason.startswith("The JSON violates the schema at $.mood: 'xxx")
+    assert len(judgement.reason) < 300

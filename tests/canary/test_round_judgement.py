@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from canary.judges import judge_structured
 from canary.probes import LANGUAGE, REFUSAL, STRUCTURED, TTFT, ProbeOutcome
-from canary.round_judgement import round_judge
-from canary.verdicts import Judgement, Verdict
+from canary.round_judgement import failure_signature, round_judge
+from canary.verdicts import Judgement, Reply, Verdict
 
 
 def outcome(kind: str, verdict: Verdict, check: str = "", reason: str = "", prompt: str = "p") -> ProbeOutcome:
@@ -68,3 +69,13 @@ def test_outcomes_fail_clean_frozen_and_no_evidence():
     }
     judged = round_judge(by, {})
     assert {t: e.outcome for t, e in judged.endpoints.items()} == {"a/x": "clean", "b/x": "frozen", "c/x": "inconclusive", "d/x": "fail"}
+
+
+def test_one_schema_defect_with_different_values_is_one_failure_but_another_defect_is_not():
+    # The reason quotes the validator's message (with the reply's value): the values differ
+    # from host to host, the defect (keyword at path) is what makes two failures the same.
+    schema = {"type": "object", "properties": {"mood": {"enum": ["calm", "sad"]}, "score": {"type": "integer"}}}
+    feliz, alegre, score = (judge_structured(Reply(content=text, finish_reason="stop"), schema)
+                            for text in ('{"mood": "feliz"}', '{"mood": "alegre"}', '{"score": "7"}'))
+    assert feliz.reason != alegre.reason
+    assert failure_signature(feliz) == failure_signature(alegre) != failure_signature(score)

@@ -110,3 +110,17 @@ def test_structured_output_nested_too_deeply_is_a_problem_not_a_crash():
     })
     walkable = "[" * 900 + "]" * 900  # decodes, deeper than the schema validator walks
     assert "nested too deeply to validate" in problems(nested, answer(walkable))
+
+
+def test_a_schema_problem_names_the_json_path_and_the_validators_reason():
+    bad = {**GOOD, "line_items": [{"amount": 10.0}, {"amount": 20.0}, {"amount": "12,50"}]}
+    assert problems(INVOICE, answer(json.dumps(bad))) == "output $.line_items[2].amount: '12,50' is not of type 'number'"
+    missing = {k: v for k, v in GOOD.items() if k != "currency"}
+    assert problems(INVOICE, answer(json.dumps(missing))) == "output $: 'currency' is a required property"
+
+
+def test_a_tool_argument_problem_names_the_json_path_and_a_long_value_is_clipped():
+    call = ToolCall("c1", "refund", json.dumps({"order_id": "A7", "amount": "x" * 5000}))
+    (problem,) = validate_answer(TOOLS, answer(None, "tool_calls", [call])).problems
+    assert problem.startswith("tool_calls[0] refund $.amount: 'xxx")
+    assert problem.endswith("…") and len(problem) < 300
