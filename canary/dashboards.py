@@ -15,7 +15,7 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -27,6 +27,7 @@ from canary import dashboard_selectors as sel
 from canary.judges.run import judge_pasted
 from canary.models import Decision, Endpoint
 from canary.reasons import ApplyFn, ReasonNextForm, false_positive_by, lift_by, reasons_apply
+from core.identifiers import validate_model_id
 
 # Who may do what (see canary/groups.py for the groups).
 PERM_VIEW_ROUNDS = "canary.view_round"
@@ -69,8 +70,21 @@ def _render(
 
 
 def _model_choice(request: HttpRequest) -> tuple[list[str], str]:
+    """The pickers' models and the one to show. A ``?model=`` that is not a model id
+    (``a/b/c``) or that the canary has no data for is said on the page (an error, a
+    warning), never replaced by the default in silence."""
     models = sel.models_known()
-    return models, sel.model_pick(request.GET.get("model"), models)
+    requested = (request.GET.get("model") or "").strip()
+    model = sel.model_pick(requested, models)
+    if requested:
+        try:
+            wanted = validate_model_id(requested)
+        except ValueError as exc:
+            messages.error(request, f"model: {exc}; showing {model}")
+        else:
+            if wanted != model:
+                messages.warning(request, f"model: the canary has no data for {wanted}; showing {model}")
+    return models, model
 
 
 def _next_url(request: HttpRequest, default: str) -> str:

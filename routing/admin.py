@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from canary.selectors import RouteCanaryState, route_canary_states
+from core.identifiers import validate_model_id
 from routing.contracts import ContractError, contract_from_dict
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
 from routing.services import breaker_store, contract_version_create
@@ -67,8 +68,29 @@ class ContractVersionAdmin(admin.ModelAdmin):
         return False
 
 
+class RouteForm(forms.ModelForm):
+    """A route's model id is checked and stored in its canonical form, as ``routes_sync``
+    stores it (``core.identifiers.validate_model_id``): a typo is a form error, not a
+    route the gateway never matches."""
+
+    class Meta:
+        model = Route
+        fields = [
+            "name", "model_id", "provider_tag", "base_url", "api_key_setting", "modalities", "context_length",
+            "tools", "output_modes", "model_class", "price_prompt_usd", "price_completion_usd", "region",
+            "enabled", "health", "latency_ms", "structured_honoured", "measured_at",
+        ]
+
+    def clean_model_id(self) -> str:
+        try:
+            return validate_model_id(self.cleaned_data["model_id"])
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from exc
+
+
 @admin.register(Route)
 class RouteAdmin(admin.ModelAdmin):
+    form = RouteForm
     # The model id is in the filter, not a column: routes of one model repeat it on every
     # row, and the list must fit a 1440 px window.
     list_display = ["name", "provider_tag", "context", "model_class", "enabled",

@@ -128,7 +128,7 @@ def test_weak_etags_and_star_match_and_the_scheme_is_case_insensitive(live_serve
     assert httpx.get(url, params={"model": MODEL}, headers={**auth, "If-None-Match": "*"}).status_code == 304
 
 
-@pytest.mark.parametrize("model", ["noslash", "a/b\x00c", "a/" + "b" * 300])
+@pytest.mark.parametrize("model", ["noslash", "a/b\x00c", "a/" + "b" * 300, "a/b/c", "a//b", "/slug", "author/"])
 def test_a_malformed_model_is_a_400_with_the_reason(live_server, token, model):
     r = httpx.get(f"{live_server.url}/api/v1/routing/ignore", params={"model": model}, headers={"Authorization": f"Bearer {token}"})
     assert r.status_code == 400
