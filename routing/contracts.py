@@ -1,6 +1,7 @@
 """Routing contracts: what a workload requires of any answer, machine-readable and
 versioned. Pure: parsed from plain dicts (a JSON file, a database
-row's ``spec``), never from Django models.
+row's ``spec``), never from Django models; ``contract_file_read`` reads only the file it
+is given.
 
 A contract names one workload class and everything a route and an answer must satisfy.
 Units are in the field names: seconds (``_s``), tokens, characters, USD. Example::
@@ -18,9 +19,11 @@ combination (fallbacks without an attempt budget, hedging with side effects) rai
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -367,6 +370,36 @@ def contract_from_dict(data: Mapping[str, Any]) -> Contract:
 
 
 _MISSING = object()
+
+
+def contract_file_read(path: str | Path) -> list[Any]:
+    """The entries of the contract file at ``path`` (JSON: one contract object, or a
+    list of them), undecoded beyond JSON. Raises ``ContractError`` starting
+    ``contracts file <path>:`` and saying what is wrong: a file that is missing or
+    unreadable (the system's reason), not UTF-8 (the byte and its offset), empty, or not
+    JSON (line and column, 1-based; a ``.yaml``/``.yml`` file is told that contract files
+    are JSON)."""
+    where = f"contracts file {path}"
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ContractError(f"{where}: cannot read it: {exc.strerror or exc}") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ContractError(f"{where}: not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}") from exc
+    if not text.strip():
+        raise ContractError(f"{where}: invalid JSON at line 1, column 1: the file is empty")
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        yaml = " (contract files are JSON, not YAML)" if Path(path).suffix.lower() in (".yaml", ".yml") else ""
+        raise ContractError(f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}{yaml}") from exc
+    except RecursionError as exc:
+        raise ContractError(f"{where}: invalid JSON: arrays or objects nested too deeply") from exc
+    except ValueError as exc:  # an integer with more digits than Python converts
+        raise ContractError(f"{where}: invalid JSON: {exc}") from exc
+    return raw if isinstance(raw, list) else [raw]
 
 
 def file_names_unique(entries: Sequence[Any]) -> None:

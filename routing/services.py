@@ -1,6 +1,6 @@
 """Routing services: the only writers of routing rows, and the process's gateway.
 
-- contracts: ``contract_version_create``, ``contracts_load_file``, ``contract_get``;
+- contracts: ``contract_version_create``, ``contracts_load_files`` (and ``_file``), ``contract_get``;
 - routes: ``route_profiles`` (cached), ``route_measurements_refresh``;
 - events: the sinks of ``routing.events``, chosen by ROUTING_EVENTS_ASYNC;
 - the execution ledger: ``ledger_claim``, ``ledger_finish``, and for a gateway request's
@@ -23,7 +23,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ from routing.breaker import BreakerConfig, BreakerStore
 from routing.contracts import (
     Contract,
     ContractError,
+    contract_file_read,
     contract_from_dict,
     file_names_unique,
     file_version_check,
@@ -92,40 +93,51 @@ def contract_version_create(spec: dict[str, Any], *, actor: str = "", note: str 
 
 
 def contracts_load_file(path: str | Path, *, actor: str = "file") -> list[ContractVersion]:
-    """Load contracts from a JSON file (one object or a list). A contract whose content
-    equals its latest stored version is skipped; any other becomes a new version. Each
-    entry's ``version`` must be the one the load assigns (``file_version_check``) and a
-    name appears once per file (``file_names_unique``).
-    Raises ``ContractError`` (naming the file and entry) on the first invalid one; nothing
-    is stored in that case."""
-    try:
-        raw = json.loads(Path(path).read_text())
-    except RecursionError as exc:
-        raise ContractError(f"{path}: invalid JSON: arrays or objects nested too deeply") from exc
-    except ValueError as exc:  # JSONDecodeError, or an integer too long to convert
-        raise ContractError(f"{path}: invalid JSON: {exc}") from exc
-    entries = raw if isinstance(raw, list) else [raw]
+    """``contracts_load_files([path])``: the versions created from one file."""
+    return contracts_load_files([path], actor=actor)[0][1]
+
+
+def contracts_load_files(
+    paths: Sequence[str | Path], *, actor: str = "file"
+) -> list[tuple[str, list[ContractVersion]]]:
+    """Load contract files (each JSON: one object or a list; ``contract_file_read``), in
+    one transaction: a refused file leaves the stored contracts as they were, including
+    the files before it. A contract whose content equals its latest stored version is
+    skipped; any other becomes a new version. Each entry's ``version`` must be the one
+    the load assigns (``file_version_check``) and a name appears once per file
+    (``file_names_unique``). Returns ``[(path, created versions)]`` in order.
+    Raises ``ContractError`` naming the file (and the entry, 0-based) on the first
+    problem."""
+    loaded: list[tuple[str, list[ContractVersion]]] = []
+    with transaction.atomic():
+        for path in paths:
+            loaded.append((str(path), _contracts_load_one(path, actor)))
+    return loaded
+
+
+def _contracts_load_one(path: str | Path, actor: str) -> list[ContractVersion]:
+    entries = contract_file_read(path)
+    where = f"contracts file {path}"
     try:
         file_names_unique(entries)
     except ContractError as exc:
-        raise ContractError(f"{path}: {exc}") from exc
+        raise ContractError(f"{where}: {exc}") from exc
     created: list[ContractVersion] = []
-    with transaction.atomic():
-        for i, entry in enumerate(entries):
-            try:
-                if not isinstance(entry, dict):
-                    raise ContractError("expected a JSON object")
-                latest = ContractVersion.objects.filter(name=entry.get("name")).order_by("-version").first()
-                same = latest is not None and (
-                    {k: v for k, v in latest.spec.items() if k != "version"} == {k: v for k, v in entry.items() if k != "version"}
-                )
-                if isinstance(entry.get("name"), str):
-                    file_version_check(entry, latest.version if same and latest else (latest.version + 1 if latest else 1))
-                if same:
-                    continue
-                created.append(contract_version_create(dict(entry), actor=actor, note=f"loaded from {Path(path).name}"))
-            except ContractError as exc:
-                raise ContractError(f"{path} entry {i}: {exc}") from exc
+    for i, entry in enumerate(entries):
+        try:
+            if not isinstance(entry, dict):
+                raise ContractError("expected a JSON object")
+            latest = ContractVersion.objects.filter(name=entry.get("name")).order_by("-version").first()
+            same = latest is not None and (
+                {k: v for k, v in latest.spec.items() if k != "version"} == {k: v for k, v in entry.items() if k != "version"}
+            )
+            if isinstance(entry.get("name"), str):
+                file_version_check(entry, latest.version if same and latest else (latest.version + 1 if latest else 1))
+            if same:
+                continue
+            created.append(contract_version_create(dict(entry), actor=actor, note=f"loaded from {Path(path).name}"))
+        except ContractError as exc:
+            raise ContractError(f"{where} entry {i}: {exc}") from exc
     return created
 
 

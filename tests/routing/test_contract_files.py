@@ -4,16 +4,21 @@ creates nothing new."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 
 from routing.models import ContractVersion
 
-FILE = Path(__file__).resolve().parents[2] / "routing" / "contract_files" / "workloads.json"
+REPO = Path(__file__).resolve().parents[2]
+FILE = REPO / "routing" / "contract_files" / "workloads.json"
 
 
 @pytest.mark.django_db
@@ -35,3 +40,65 @@ def test_the_command_refuses_a_file_whose_version_the_load_would_not_assign(tmp_
     with pytest.raises(CommandError, match="version 7 in the file, but the load would assign 1"):
         call_command("routing_contracts_load", str(path), stdout=StringIO())
     assert not ContractVersion.objects.exists()
+
+
+def _refusal(*paths) -> str:
+    with pytest.raises(CommandError) as info:
+        call_command("routing_contracts_load", *[str(p) for p in paths], stdout=StringIO())
+    return str(info.value)
+
+
+@pytest.mark.django_db
+def test_a_missing_file_or_a_directory_is_refused_naming_the_file(tmp_path):
+    assert _refusal(tmp_path / "nope.json") == f"contracts file {tmp_path / 'nope.json'}: cannot read it: No such file or directory"
+    assert _refusal(tmp_path) == f"contracts file {tmp_path}: cannot read it: Is a directory"
+
+
+@pytest.mark.django_db
+def test_a_file_that_is_not_utf8_is_refused_with_the_byte_offset(tmp_path):
+    path = tmp_path / "latin1.json"
+    path.write_bytes('[{"name": "caf\xe9"}]'.encode("latin-1"))
+    assert _refusal(path) == f"contracts file {path}: not UTF-8 text: byte 0xe9 at offset 14"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('[\n  {"name": "chat",\n   "workload": "text",,\n  }\n]', "line 3, column 23: Expecting property name enclosed in double quotes"),
+        ("", "line 1, column 1: the file is empty"),
+        ("- name: chat\n  workload: text\n", "line 1, column 1: Expecting value (contract files are JSON, not YAML)"),
+    ],
+)
+def test_bad_json_is_refused_with_line_and_column(tmp_path, text, where):
+    path = tmp_path / ("contracts.yaml" if text.startswith("-") else "contracts.json")
+    path.write_text(text)
+    assert _refusal(path) == f"contracts file {path}: invalid JSON at {where}"
+
+
+@pytest.mark.django_db
+def test_one_bad_file_among_several_stores_nothing_from_any(tmp_path):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps([{"name": "chat", "version": 1, "workload": "text"}]))
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    message = _refusal(good, bad)
+    assert message.startswith(f"contracts file {bad}: invalid JSON at line 1, column 2")
+    assert not ContractVersion.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_command_exits_non_zero_with_one_line_and_the_stored_contracts_unchanged(tmp_path):
+    call_command("routing_contracts_load", str(FILE), stdout=StringIO())
+    before = sorted(ContractVersion.objects.values_list("name", "version"))
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps([{**json.loads(FILE.read_text())[0], "version": 2, "deadline_s": 99}]))
+    s = connection.settings_dict
+    env = {**os.environ, "DATABASE_URL": f"postgres://{s.get('USER') or 'postgres'}@{s['HOST']}:{s['PORT']}/{s['NAME']}"}
+    done = subprocess.run(  # noqa: S603 - our own interpreter and manage.py
+        [sys.executable, "manage.py", "routing_contracts_load", str(changed), str(tmp_path / "gone.json")],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip() == f"CommandError: contracts file {tmp_path / 'gone.json'}: cannot read it: No such file or directory"
+    assert sorted(ContractVersion.objects.values_list("name", "version")) == before

@@ -1,4 +1,8 @@
-"""Load routing contracts from JSON files: each changed contract becomes a new version."""
+"""Load routing contracts from JSON files: each changed contract becomes a new version.
+
+All files load in one transaction: a missing, unreadable or invalid file (the message
+names it and says what is wrong, with line and column for bad JSON) exits non-zero and
+stores nothing, not even from the files before it."""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from routing.contracts import ContractError
-from routing.services import contracts_load_file
+from routing.services import contracts_load_files
 
 
 class Command(BaseCommand):
@@ -18,10 +22,9 @@ class Command(BaseCommand):
         parser.add_argument("--actor", default="routing_contracts_load")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        for path in options["paths"]:
-            try:
-                created = contracts_load_file(path, actor=options["actor"])
-            except (ContractError, OSError, ValueError) as exc:
-                raise CommandError(str(exc)) from exc
-            names = ", ".join(str(c) for c in created) or "no change"
-            self.stdout.write(f"{path}: {names}")
+        try:
+            loaded = contracts_load_files(options["paths"], actor=options["actor"])
+        except ContractError as exc:
+            raise CommandError(str(exc)) from exc
+        for path, created in loaded:
+            self.stdout.write(f"{path}: {', '.join(str(c) for c in created) or 'no change'}")
