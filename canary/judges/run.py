@@ -68,9 +68,10 @@ def load_schema(path: str | Path) -> dict[str, Any]:
 
 
 def judge_reply(
-    text: str, check: str, language: str = "en", schema: dict[str, Any] | None = None
+    text: str | None, check: str, language: str = "en", schema: dict[str, Any] | None = None
 ) -> list[Judgement]:
-    """The judgements of ``check`` (one of ``CHOICES``) on ``text`` in ``language``.
+    """The judgements of ``check`` (one of ``CHOICES``) on ``text`` in ``language``;
+    ``text`` None is a reply whose content was null, as a probe sees one.
 
     Returns one judgement, or five for ``all`` (in ``CHECKS`` order). Raises InputError
     for an unknown check or language.
@@ -109,26 +110,52 @@ def as_row(judgements: list[Judgement], check: str) -> dict[str, Any]:
     return row
 
 
+def _not_json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+# RFC 8259 JSON: Python's json would read NaN and Infinity as numbers.
+_LINE_DECODER = json.JSONDecoder(parse_constant=_not_json_constant)
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)[:80]
+
+
 def judge_line(
-    line: str, check: str, default_language: str = "en", schema: dict[str, Any] | None = None
+    line: str | bytes, check: str, default_language: str = "en", schema: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """Judge one JSON line ``{"text": ..., "language": ...}`` (``language`` optional).
+    """Judge one JSON line ``{"text": ..., "language": ...}``: ``text`` a string, or null
+    for a reply with null content; ``language`` optional (absent, null or "" is
+    ``default_language``). Bytes are decoded as UTF-8 (a byte-order mark is allowed).
 
     Returns ``as_row(...)``, or ``{"error": "..."}`` naming what is wrong with the line
-    (not JSON, not an object, no string ``text``, unknown language); never raises for
-    bad input.
+    (not UTF-8, not JSON (NaN and Infinity included), not an object, no ``text``, a
+    ``text`` or ``language`` of the wrong type, with its value, an unknown language);
+    never raises for bad input.
     """
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return {"error": f"not UTF-8: byte 0x{line[exc.start]:02x} at offset {exc.start}"}
     try:
-        record = json.loads(line)
+        record = _LINE_DECODER.decode(line.strip().lstrip("\ufeff"))
     except ValueError as exc:
         return {"error": f"not JSON: {exc}"}
     if not isinstance(record, dict):
         return {"error": f"expected a JSON object, got {type(record).__name__}"}
-    text = record.get("text")
-    if not isinstance(text, str):
-        return {"error": "missing \"text\" (a string)"}
-    language = record.get("language") or default_language
-    if not isinstance(language, str) or language.strip().lower() not in LANGUAGE_NAMES:
+    if "text" not in record:
+        return {"error": 'missing "text" (a string)'}
+    text = record["text"]
+    if text is not None and not isinstance(text, str):
+        return {"error": f'"text" must be a string or null, got {_show(text)}'}
+    language = record.get("language")
+    if language is None or language == "":
+        language = default_language
+    if not isinstance(language, str):
+        return {"error": f'"language" must be a language code (a string), got {_show(language)}'}
+    if language.strip().lower() not in LANGUAGE_NAMES:
         return {
             "error": f"unknown language {language!r}; expected one of {', '.join(LANGUAGE_NAMES)}"
         }

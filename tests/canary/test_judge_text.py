@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from canary.judges import judge_language, judge_refusal
 from canary.judges.run import InputError, judge_line, judge_reply, load_schema
@@ -92,3 +96,67 @@ def test_the_pure_functions_name_the_problem() -> None:
     with pytest.raises(InputError, match="cannot read"):
         load_schema("/nonexistent/schema.json")
     assert judge_line("{}", "refusal") == {"error": 'missing "text" (a string)'}
+
+
+def run_bytes(data: bytes, *args: str) -> list[dict]:
+    out = io.StringIO()
+    call_command("judge_text", *args, stdin=io.BytesIO(data), stdout=out)
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+NOT_UTF8 = b'{"text": "caf\xe9"}\n' + json.dumps({"text": STORY}).encode() + b"\n"
+
+
+def test_a_line_that_is_not_utf8_is_an_error_line_and_the_run_goes_on() -> None:
+    rows = run_bytes(NOT_UTF8, "--check", "refusal", "--language", "pt")
+    assert rows[0] == {"line": 1, "error": "not UTF-8: byte 0xe9 at offset 13"}
+    assert (rows[1]["line"], rows[1]["verdict"]) == (2, "pass")
+
+
+@pytest.mark.django_db
+def test_the_command_reads_stdin_as_bytes_whatever_the_locale() -> None:
+    # With a UTF-8 locale's strict stdin (PYTHONIOENCODING stands in for one here) a line
+    # that is not UTF-8 ended the whole run with a UnicodeDecodeError traceback.
+    s = connection.settings_dict
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict",
+           "DATABASE_URL": f"postgres://{s.get('USER') or 'postgres'}@{s['HOST']}:{s['PORT']}/{s['NAME']}"}
+    done = subprocess.run(  # noqa: S603 - our own interpreter and manage.py
+        [sys.executable, "manage.py", "judge_text", "--check", "refusal", "--language", "pt"],
+        cwd=Path(__file__).resolve().parents[2], env=env, input=NOT_UTF8, capture_output=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    rows = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert rows[0] == {"line": 1, "error": "not UTF-8: byte 0xe9 at offset 13"}
+    assert (rows[1]["line"], rows[1]["verdict"]) == (2, "pass")
+
+
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        ('{"text": NaN}', "not JSON: NaN is not valid JSON"),
+        ('{"text": "x", "language": Infinity}', "not JSON: Infinity is not valid JSON"),
+        ('{"text": 5}', '"text" must be a string or null, got 5'),
+        ('{"text": ["a"]}', '"text" must be a string or null, got ["a"]'),
+        ('{"text": true}', '"text" must be a string or null, got true'),
+        ('{"text": "x", "language": 0}', '"language" must be a language code (a string), got 0'),
+        ('{"text": "x", "language": false}', '"language" must be a language code (a string), got false'),
+        ('{"text": "x", "language": []}', '"language" must be a language code (a string), got []'),
+    ],
+)
+def test_a_malformed_line_gets_an_error_naming_the_field_and_the_value(line: str, error: str) -> None:
+    (row,) = run([line], "--check", "all")
+    assert row == {"line": 1, "error": error}
+
+
+def test_null_text_is_judged_as_a_reply_with_null_content_as_a_probe_would() -> None:
+    (row,) = run([json.dumps({"text": None})], "--check", "refusal")
+    probe = judge_refusal(Reply(content=None, finish_reason="stop"), "en")
+    assert (row["check"], row["verdict"], row["reason"]) == (probe.check, probe.verdict.value, probe.reason) == (
+        "empty_reply", "fail", probe.reason)
+    (row,) = run([json.dumps({"text": None})], "--check", "all")
+    assert row["verdict"] == "fail" and len(row["judgements"]) == 5
+
+
+def test_blank_lines_are_skipped_and_still_counted_and_a_null_language_is_the_default() -> None:
+    rows = run(["", "   ", json.dumps({"text": STORY, "language": None}), "\t"], "--check", "language", "--language", "pt")
+    assert [(r["line"], r["verdict"]) for r in rows] == [(3, "pass")]

@@ -4,8 +4,10 @@
 Each input line is ``{"text": "...", "language": "pt"}`` (``language`` optional, default
 ``--language``); each output line is the judgement a probe would give that text
 (``canary.judges.run``): ``line``, ``judge``, ``check``, ``verdict``, ``reason``,
-``evidence``, or ``line`` and ``error`` for a bad input line (the run goes on). A bad
-``--schema`` file or ``--language`` is refused before any line is read.
+``evidence``, or ``line`` and ``error`` for a bad input line (the run goes on: not
+UTF-8, not JSON, a ``text`` that is neither a string nor null, ...). Blank lines are
+skipped and still counted in ``line``. A bad ``--schema`` file or ``--language`` is
+refused before any line is read.
 """
 
 from __future__ import annotations
@@ -37,9 +39,11 @@ class Command(BaseCommand):
             raise CommandError(f"{'--schema' if opts['schema'] else '--language'}: {exc}") from exc
         if opts["check"] in ("language", "all"):
             warm_up()
-        stdin = opts.get("stdin") or sys.stdin
+        # Bytes, not the locale's text stream: a line that is not UTF-8 is that line's
+        # error (``judge_line``), not a UnicodeDecodeError that ends the run.
+        stdin = opts.get("stdin") or sys.stdin.buffer
         for number, line in enumerate(stdin, start=1):
             if not line.strip():
-                continue
+                continue  # a blank line is no reply; it still counts for ``line``
             row = run.judge_line(line, opts["check"], language, schema)
             self.stdout.write(json.dumps({"line": number, **row}, ensure_ascii=False))
