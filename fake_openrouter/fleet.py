@@ -3,7 +3,10 @@
 The format is the contract in ``docs/fleet-format.md`` (a copy of the team's shared file).
 Strictness is the point: a typo such as ``"rte"`` must be refused, never read as a healthy host. Every refusal is a ``FleetError``
 whose message starts with the JSON path of the offending value, e.g.
-``models[0].endpoints[3].faults.leading_garbage.rte: unknown key``.
+``models[0].endpoints[3].faults.leading_garbage.rte: unknown key``. One pass finds every
+problem of a decoded file (each parser records what is wrong and goes on with a default):
+the error lists them all, one ``path: problem`` line each, so a scenario author fixes a
+file in one round trip.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 from canary.languages import LANGUAGE_NAMES
 
@@ -25,59 +28,68 @@ UsageChunk = Literal["empty_choices", "repeat_finish", "extra_choice"]
 ErrorChunk = Literal["documented", "observed"]
 
 REFUSAL_STYLES: tuple[str, ...] = ("text", "empty", "content_filter", "truncated", "http_403")
-STRUCTURED_MODES: tuple[str, ...] = (
-    "ok",
-    "fenced",
-    "invalid_json",
-    "missing_field",
-    "wrong_type",
-    "prose",
-)
+STRUCTURED_MODES: tuple[str, ...] = ("ok", "fenced", "invalid_json", "missing_field", "wrong_type", "prose")
 TOOL_CALL_MODES: tuple[str, ...] = ("ok", "unknown_tool", "invalid_arguments", "malformed_json", "parallel")
 INPUT_MODALITIES: tuple[str, ...] = ("text", "image", "audio")
 USAGE_CHUNKS: tuple[str, ...] = ("empty_choices", "repeat_finish", "extra_choice")
 ERROR_CHUNKS: tuple[str, ...] = ("documented", "observed")
 # OpenRouter's quantization enum (docs/sources/openrouter-api.md, "Provider routing", snippets/quantization-levels).
 QUANTIZATIONS: tuple[str, ...] = (
-    "int4",
-    "int8",
-    "fp4",
-    "mxfp4",
-    "nvfp4",
-    "fp6",
-    "fp8",
-    "mxfp8",
-    "fp16",
-    "bf16",
-    "fp32",
-    "unknown",
+    "int4", "int8", "fp4", "mxfp4", "nvfp4", "fp6", "fp8", "mxfp8", "fp16", "bf16", "fp32", "unknown",
 )
 # Optional per-token prices an endpoint listing may carry besides prompt/completion (OAS).
 OPTIONAL_PRICES: tuple[str, ...] = (
-    "request",
-    "image",
-    "web_search",
-    "internal_reasoning",
-    "input_cache_read",
-    "input_cache_write",
+    "request", "image", "web_search", "internal_reasoning", "input_cache_read", "input_cache_write",
 )
 DEFAULT_FRAGMENTS: tuple[str, ...] = (",", ".", ")")
 DEFAULT_CONTEXT_LENGTH = 131072
 # A healthy host's timing when the fleet says nothing: fast, so that test suites stay quick.
 DEFAULT_TTFT_MS: tuple[float, float] = (20.0, 60.0)
 DEFAULT_TOKENS_PER_S = 400.0
+DEFAULT_PARAMETERS: tuple[str, ...] = ("max_tokens", "temperature", "top_p", "stop", "seed")
 
 _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*$")
 _MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*$")
 
 
 class FleetError(ValueError):
-    """A fleet file that cannot be used. ``path`` is the JSON path ("" for the whole file)."""
+    """A fleet file that cannot be used. ``errors`` lists every problem found, as
+    ``(path, problem)`` in the order the loader checks them (``path`` is the JSON path,
+    "" for the whole file); ``path`` and ``problem`` are the first. The message is one
+    ``path: problem`` line per problem."""
 
-    def __init__(self, path: str, problem: str) -> None:
+    def __init__(self, path: str, problem: str, *more: tuple[str, str]) -> None:
         self.path = path
         self.problem = problem
-        super().__init__(f"{path}: {problem}" if path else problem)
+        self.errors: tuple[tuple[str, str], ...] = ((path, problem), *more)
+        super().__init__("\n".join(f"{where}: {what}" if where else what for where, what in self.errors))
+
+
+T = TypeVar("T")
+
+
+class _Problems:
+    """The problems found so far: a parser that fails is recorded and stands in for its
+    default, so the rest of the file is still checked."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, str]] = []
+
+    def check(self, parse: Callable[..., T], raw: Any, path: str, default: T, *args: Any) -> T:
+        try:
+            return parse(raw, path, *args)
+        except FleetError as exc:
+            self.found.extend(exc.errors)
+            return default
+
+    def field(
+        self, obj: Mapping[str, Any], key: str, parse: Callable[..., T], path: str, default: T, *args: Any
+    ) -> T:
+        """``parse(obj[key], path.key, *args)``, or ``default`` when the key is absent
+        (``_object`` already recorded a missing required key) or its value is refused."""
+        if key not in obj:
+            return default
+        return self.check(parse, obj[key], _join(path, key), default, *args)
 
 
 @dataclass(frozen=True)
@@ -87,6 +99,10 @@ class Pricing:
     prompt: Decimal
     completion: Decimal
     texts: tuple[tuple[str, str], ...]
+
+
+# An endpoint without ``pricing`` is free, and listed with zero prices.
+FREE = Pricing(Decimal(0), Decimal(0), (("prompt", "0"), ("completion", "0")))
 
 
 @dataclass(frozen=True)
@@ -234,221 +250,211 @@ def parse_fleet(text: str) -> Fleet:
 
 
 def fleet_from_dict(raw: Any) -> Fleet:
-    """Validate an already-decoded fleet. Raises FleetError naming the offending path."""
-    obj = _object(raw, "", required=("seed", "models"), optional=())
-    seed = _integer(obj["seed"], "seed")
-    models_raw = _array(obj["models"], "models")
-    models = tuple(_model(item, f"models[{i}]") for i, item in enumerate(models_raw))
+    """Validate an already-decoded fleet. Raises FleetError listing every problem, each
+    with its path."""
+    p = _Problems()
+    obj = _object(raw, "", required=("seed", "models"), optional=(), p=p)
+    seed = p.field(obj, "seed", _integer, "", 0)
+    models_raw: list[Any] = p.field(obj, "models", _array, "", [])
+    models = [p.check(_model, item, f"models[{i}]", None, p) for i, item in enumerate(models_raw)]
     seen: set[str] = set()
-    for i, model in enumerate(models):
-        if model.id in seen:
-            raise FleetError(f"models[{i}].id", f"duplicate model id {json.dumps(model.id)}")
-        seen.add(model.id)
-    return Fleet(seed=seed, models=models)
+    for i, item in enumerate(models_raw):
+        model_id = item.get("id") if isinstance(item, dict) else None
+        if isinstance(model_id, str) and _MODEL_ID.match(model_id):
+            if model_id in seen:
+                p.found.append((f"models[{i}].id", f"duplicate model id {json.dumps(model_id)}"))
+            seen.add(model_id)
+    if p.found:
+        raise FleetError(*p.found[0], *p.found[1:])
+    return Fleet(seed=seed, models=tuple(m for m in models if m is not None))
 
 
 # --- sections -------------------------------------------------------------------------------
 
 
-def _model(raw: Any, path: str) -> Model:
-    obj = _object(raw, path, required=("id", "endpoints"), optional=("context_length", "input_modalities"))
-    model_id = _string(obj["id"], f"{path}.id")
-    if not _MODEL_ID.match(model_id):
-        raise FleetError(f"{path}.id", f"must look like author/slug, got {json.dumps(model_id)}")
-    context_length = DEFAULT_CONTEXT_LENGTH
-    if "context_length" in obj:
-        context_length = _positive_int(obj["context_length"], f"{path}.context_length")
-    input_modalities: tuple[str, ...] = ("text",)
-    if "input_modalities" in obj:
-        raw_modalities = _array(obj["input_modalities"], f"{path}.input_modalities")
-        for i, item in enumerate(raw_modalities):
-            _enum(item, f"{path}.input_modalities[{i}]", INPUT_MODALITIES)
-        if "text" not in raw_modalities:
-            raise FleetError(f"{path}.input_modalities", 'must include "text"')
-        input_modalities = tuple(dict.fromkeys(raw_modalities))
-    endpoints_raw = _array(obj["endpoints"], f"{path}.endpoints")
-    endpoints = tuple(
-        _endpoint(item, f"{path}.endpoints[{i}]", context_length)
+def _model(raw: Any, path: str, p: _Problems) -> Model:
+    obj = _object(raw, path, required=("id", "endpoints"), optional=("context_length", "input_modalities"), p=p)
+    model_id = p.field(obj, "id", _matching, path, "", _MODEL_ID, "author/slug")
+    context_length = p.field(obj, "context_length", _positive_int, path, DEFAULT_CONTEXT_LENGTH)
+    text_only: tuple[str, ...] = ("text",)
+    input_modalities = p.field(obj, "input_modalities", _modalities, path, text_only, p)
+    endpoints_raw: list[Any] = p.field(obj, "endpoints", _array, path, [])
+    endpoints = [
+        p.check(_endpoint, item, f"{path}.endpoints[{i}]", None, p, context_length)
         for i, item in enumerate(endpoints_raw)
-    )
+    ]
     seen: set[str] = set()
-    for i, endpoint in enumerate(endpoints):
+    for i, item in enumerate(endpoints_raw):
+        tag = item.get("tag") if isinstance(item, dict) else None
+        if not isinstance(tag, str) or not _TAG.match(tag):
+            continue
         # Matching is case-insensitive, so "Atlas/FP8" and "atlas/fp8" would be one address.
-        key = endpoint.tag.lower()
-        if key in seen:
-            raise FleetError(
-                f"{path}.endpoints[{i}].tag",
-                f"duplicate tag {json.dumps(endpoint.tag)} in this model",
-            )
-        seen.add(key)
-    return Model(id=model_id, context_length=context_length, endpoints=endpoints, input_modalities=input_modalities)
+        if tag.lower() in seen:
+            p.found.append((f"{path}.endpoints[{i}].tag", f"duplicate tag {json.dumps(tag)} in this model"))
+        seen.add(tag.lower())
+    return Model(
+        id=model_id,
+        context_length=context_length,
+        endpoints=tuple(e for e in endpoints if e is not None),
+        input_modalities=input_modalities,
+    )
 
 
-def _endpoint(raw: Any, path: str, model_context_length: int) -> Endpoint:
+def _modalities(raw: Any, path: str, p: _Problems) -> tuple[str, ...]:
+    items = _array(raw, path)
+    valid = [p.check(_enum, item, f"{path}[{i}]", "", INPUT_MODALITIES) for i, item in enumerate(items)]
+    if "text" not in valid:
+        raise FleetError(path, 'must include "text"')
+    return tuple(dict.fromkeys(v for v in valid if v))
+
+
+def _endpoint(raw: Any, path: str, p: _Problems, model_context_length: int) -> Endpoint:
     obj = _object(
         raw,
         path,
         required=("provider", "tag"),
-        optional=(
-            "quantization",
-            "supported_parameters",
-            "pricing",
-            "context_length",
-            "faults",
-            "wire",
-        ),
+        optional=("quantization", "supported_parameters", "pricing", "context_length", "faults", "wire"),
+        p=p,
     )
-    provider = _string(obj["provider"], f"{path}.provider")
-    tag = _string(obj["tag"], f"{path}.tag")
-    if not _TAG.match(tag):
-        raise FleetError(f"{path}.tag", f"must look like slug/variant, got {json.dumps(tag)}")
+    provider = p.field(obj, "provider", _string, path, "")
+    tag = p.field(obj, "tag", _matching, path, "", _TAG, "slug/variant")
     quantization: str | None = None
     if obj.get("quantization") is not None:
-        quantization = _enum(obj["quantization"], f"{path}.quantization", QUANTIZATIONS)
-    params: tuple[str, ...] = ("max_tokens", "temperature", "top_p", "stop", "seed")
-    if "supported_parameters" in obj:
-        items = _array(obj["supported_parameters"], f"{path}.supported_parameters")
-        params = tuple(
-            _string(item, f"{path}.supported_parameters[{i}]") for i, item in enumerate(items)
-        )
-    pricing = Pricing(Decimal(0), Decimal(0), (("prompt", "0"), ("completion", "0")))
-    if "pricing" in obj:
-        pricing = _pricing(obj["pricing"], f"{path}.pricing")
-    context_length = model_context_length
-    if "context_length" in obj:
-        context_length = _positive_int(obj["context_length"], f"{path}.context_length")
-    faults = _faults(obj.get("faults", {}), f"{path}.faults")
-    wire = _wire(obj.get("wire", {}), f"{path}.wire")
+        quantization = p.field(obj, "quantization", _enum, path, None, QUANTIZATIONS)
     return Endpoint(
         provider=provider,
         tag=tag,
         quantization=quantization,
-        supported_parameters=params,
-        pricing=pricing,
-        context_length=context_length,
-        faults=faults,
-        wire=wire,
+        supported_parameters=p.field(obj, "supported_parameters", _strings, path, DEFAULT_PARAMETERS, p),
+        pricing=p.field(obj, "pricing", _pricing, path, FREE, p),
+        context_length=p.field(obj, "context_length", _positive_int, path, model_context_length),
+        faults=p.field(obj, "faults", _faults, path, Faults(), p),
+        wire=p.field(obj, "wire", _wire, path, Wire(), p),
     )
 
 
-def _pricing(raw: Any, path: str) -> Pricing:
-    obj = _object(raw, path, required=("prompt", "completion"), optional=OPTIONAL_PRICES)
+def _strings(raw: Any, path: str, p: _Problems) -> tuple[str, ...]:
+    return tuple(p.check(_string, item, f"{path}[{i}]", "") for i, item in enumerate(_array(raw, path)))
+
+
+def _pricing(raw: Any, path: str, p: _Problems) -> Pricing:
+    obj = _object(raw, path, required=("prompt", "completion"), optional=OPTIONAL_PRICES, p=p)
     texts: list[tuple[str, str]] = []
     values: dict[str, Decimal] = {}
     for key in ("prompt", "completion", *OPTIONAL_PRICES):
-        if key in obj:
-            values[key] = _price(obj[key], f"{path}.{key}")
+        value = p.field(obj, key, _price, path, None)
+        if value is not None:
+            values[key] = value
             texts.append((key, obj[key]))
-    return Pricing(values["prompt"], values["completion"], tuple(texts))
+    return Pricing(values.get("prompt", Decimal(0)), values.get("completion", Decimal(0)), tuple(texts))
 
 
-def _faults(raw: Any, path: str) -> Faults:
-    keys = tuple(Faults.__dataclass_fields__)
-    obj = _object(raw, path, required=(), optional=keys)
+def _faults(raw: Any, path: str, p: _Problems) -> Faults:
+    obj = _object(raw, path, required=(), optional=tuple(Faults.__dataclass_fields__), p=p)
     fields: dict[str, Any] = {}
-    for key, value in obj.items():
-        parse = _FAULT_PARSERS[key]
-        fields[key] = parse(value, f"{path}.{key}")
+    for key in obj:
+        if key in _FAULT_PARSERS:  # an unknown key is already recorded
+            value = p.field(obj, key, _FAULT_PARSERS[key], path, None, p)
+            if value is not None:
+                fields[key] = value
     return Faults(**fields)
 
 
-def _wire(raw: Any, path: str) -> Wire:
-    obj = _object(raw, path, required=(), optional=tuple(Wire.__dataclass_fields__))
-    fields: dict[str, Any] = {}
-    if "usage_chunk" in obj:
-        fields["usage_chunk"] = _enum(obj["usage_chunk"], f"{path}.usage_chunk", USAGE_CHUNKS)
-    if "padding" in obj:
-        fields["padding"] = _non_negative_int(obj["padding"], f"{path}.padding")
-    if "comments_between" in obj:
-        fields["comments_between"] = _boolean(obj["comments_between"], f"{path}.comments_between")
-    if "error_chunk" in obj:
-        fields["error_chunk"] = _enum(obj["error_chunk"], f"{path}.error_chunk", ERROR_CHUNKS)
-    return Wire(**fields)
+def _wire(raw: Any, path: str, p: _Problems) -> Wire:
+    obj = _object(raw, path, required=(), optional=tuple(Wire.__dataclass_fields__), p=p)
+    default = Wire()
+    usage_chunk: str = default.usage_chunk
+    error_chunk: str = default.error_chunk
+    return Wire(
+        usage_chunk=cast(UsageChunk, p.field(obj, "usage_chunk", _enum, path, usage_chunk, USAGE_CHUNKS)),
+        padding=p.field(obj, "padding", _non_negative_int, path, default.padding),
+        comments_between=p.field(obj, "comments_between", _boolean, path, default.comments_between),
+        error_chunk=cast(ErrorChunk, p.field(obj, "error_chunk", _enum, path, error_chunk, ERROR_CHUNKS)),
+    )
 
 
-# --- one parser per fault key ---------------------------------------------------------------
+# --- one parser per fault key (each takes the raw value, its path and the problems) ----------
 
 
-def _ttft(raw: Any, path: str) -> tuple[float, float]:
+def _ttft(raw: Any, path: str, p: _Problems) -> tuple[float, float]:
     if isinstance(raw, list):
         if len(raw) != 2:
             raise FleetError(path, f"must be a number or [min, max], got {_show(raw)}")
-        low = _non_negative(raw[0], f"{path}[0]")
-        high = _non_negative(raw[1], f"{path}[1]")
-        if low > high:
+        low = p.check(_non_negative, raw[0], f"{path}[0]", None)
+        high = p.check(_non_negative, raw[1], f"{path}[1]", None)
+        if low is not None and high is not None and low > high:
             raise FleetError(path, f"min must not exceed max, got {_show(raw)}")
-        return (low, high)
+        return (low or 0.0, high or 0.0)
     if not _is_number(raw):
         raise FleetError(path, f"must be a number or [min, max], got {_show(raw)}")
     value = _non_negative(raw, path)
     return (value, value)
 
 
-def _tokens_per_s(raw: Any, path: str) -> float:
+def _tokens_per_s(raw: Any, path: str, p: _Problems) -> float:
     if not _is_number(raw) or raw <= 0:
         raise FleetError(path, f"must be a positive number, got {_show(raw)}")
     return float(raw)
 
 
-def _rate_fault(raw: Any, path: str) -> RateFault:
-    obj = _object(raw, path, required=("rate",), optional=())
-    return RateFault(rate=_rate(obj["rate"], f"{path}.rate"))
+def _rate_fault(raw: Any, path: str, p: _Problems) -> RateFault:
+    obj = _object(raw, path, required=("rate",), optional=(), p=p)
+    return RateFault(rate=p.field(obj, "rate", _rate, path, 0.0))
 
 
-def _leading_garbage(raw: Any, path: str) -> LeadingGarbage:
-    obj = _object(raw, path, required=("rate",), optional=("fragments",))
-    fragments = DEFAULT_FRAGMENTS
-    if "fragments" in obj:
-        items = _array(obj["fragments"], f"{path}.fragments")
-        if not items:
-            raise FleetError(f"{path}.fragments", "must list at least one fragment")
-        fragments = tuple(_string(item, f"{path}.fragments[{i}]") for i, item in enumerate(items))
-    return LeadingGarbage(rate=_rate(obj["rate"], f"{path}.rate"), fragments=fragments)
+def _leading_garbage(raw: Any, path: str, p: _Problems) -> LeadingGarbage:
+    obj = _object(raw, path, required=("rate",), optional=("fragments",), p=p)
+    fragments = p.field(obj, "fragments", _fragments, path, DEFAULT_FRAGMENTS, p)
+    return LeadingGarbage(rate=p.field(obj, "rate", _rate, path, 0.0), fragments=fragments)
 
 
-def _language_drift(raw: Any, path: str) -> LanguageDrift:
-    obj = _object(raw, path, required=("rate", "into"), optional=("share",))
-    into = _enum(obj["into"], f"{path}.into", tuple(LANGUAGE_NAMES))
-    share = 0.5
-    if "share" in obj:
-        share = _rate(obj["share"], f"{path}.share")
-    return LanguageDrift(rate=_rate(obj["rate"], f"{path}.rate"), into=into, share=share)
+def _fragments(raw: Any, path: str, p: _Problems) -> tuple[str, ...]:
+    if isinstance(raw, list) and not raw:
+        raise FleetError(path, "must list at least one fragment")
+    return _strings(raw, path, p)
 
 
-def _refusal(raw: Any, path: str) -> Refusal:
-    obj = _object(raw, path, required=("rate", "style"), optional=())
-    style = cast(RefusalStyle, _enum(obj["style"], f"{path}.style", REFUSAL_STYLES))
-    return Refusal(rate=_rate(obj["rate"], f"{path}.rate"), style=style)
+def _language_drift(raw: Any, path: str, p: _Problems) -> LanguageDrift:
+    obj = _object(raw, path, required=("rate", "into"), optional=("share",), p=p)
+    into = p.field(obj, "into", _enum, path, "en", tuple(LANGUAGE_NAMES))
+    share = p.field(obj, "share", _rate, path, 0.5)
+    return LanguageDrift(rate=p.field(obj, "rate", _rate, path, 0.0), into=into, share=share)
 
 
-def _structured_output(raw: Any, path: str) -> StructuredMode:
+def _refusal(raw: Any, path: str, p: _Problems) -> Refusal:
+    obj = _object(raw, path, required=("rate", "style"), optional=(), p=p)
+    style = cast(RefusalStyle, p.field(obj, "style", _enum, path, "text", REFUSAL_STYLES))
+    return Refusal(rate=p.field(obj, "rate", _rate, path, 0.0), style=style)
+
+
+def _structured_output(raw: Any, path: str, p: _Problems) -> StructuredMode:
     return cast(StructuredMode, _enum(raw, path, STRUCTURED_MODES))
 
 
-def _tool_calls(raw: Any, path: str) -> ToolCallMode:
+def _tool_calls(raw: Any, path: str, p: _Problems) -> ToolCallMode:
     return cast(ToolCallMode, _enum(raw, path, TOOL_CALL_MODES))
 
 
-def _http_error(raw: Any, path: str) -> HttpError:
-    obj = _object(raw, path, required=("rate", "status"), optional=("retry_after_s",))
-    status = obj["status"]
-    if not _is_int(status) or not 400 <= status <= 599:
-        raise FleetError(
-            f"{path}.status", f"must be an integer between 400 and 599, got {_show(status)}"
-        )
+def _http_status(raw: Any, path: str) -> int:
+    if not _is_int(raw) or not 400 <= raw <= 599:
+        raise FleetError(path, f"must be an integer between 400 and 599, got {_show(raw)}")
+    return cast(int, raw)
+
+
+def _http_error(raw: Any, path: str, p: _Problems) -> HttpError:
+    obj = _object(raw, path, required=("rate", "status"), optional=("retry_after_s",), p=p)
+    status = p.field(obj, "status", _http_status, path, 500)
     retry_after: float | None = None
     if obj.get("retry_after_s") is not None:
-        retry_after = _non_negative(obj["retry_after_s"], f"{path}.retry_after_s")
-    return HttpError(
-        rate=_rate(obj["rate"], f"{path}.rate"), status=status, retry_after_s=retry_after
-    )
+        retry_after = p.field(obj, "retry_after_s", _non_negative, path, None)
+    return HttpError(rate=p.field(obj, "rate", _rate, path, 0.0), status=status, retry_after_s=retry_after)
 
 
-def _down(raw: Any, path: str) -> bool:
+def _down(raw: Any, path: str, p: _Problems) -> bool:
     return _boolean(raw, path)
 
 
-_FAULT_PARSERS: dict[str, Callable[[Any, str], Any]] = {
+_FAULT_PARSERS: dict[str, Callable[[Any, str, _Problems], Any]] = {
     "ttft_ms": _ttft,
     "tokens_per_s": _tokens_per_s,
     "leading_garbage": _leading_garbage,
@@ -490,18 +496,23 @@ def _is_number(value: Any) -> bool:
 
 
 def _object(
-    raw: Any, path: str, *, required: tuple[str, ...], optional: tuple[str, ...]
+    raw: Any, path: str, *, required: tuple[str, ...], optional: tuple[str, ...], p: _Problems
 ) -> Mapping[str, Any]:
+    """``raw`` as a mapping; its unknown and missing keys are recorded in ``p``. Raises
+    FleetError when it is not an object (nothing inside can be checked)."""
     where = path or "fleet"
     if not isinstance(raw, dict):
         raise FleetError(path, f"{where} must be an object, got {_show(raw)}")
-    for key in raw:
-        if key not in required and key not in optional:
-            raise FleetError(_join(path, key), "unknown key")
-    for key in required:
-        if key not in raw:
-            raise FleetError(_join(path, key), "required key is missing")
+    p.found.extend((_join(path, key), "unknown key") for key in raw if key not in required and key not in optional)
+    p.found.extend((_join(path, key), "required key is missing") for key in required if key not in raw)
     return cast(Mapping[str, Any], raw)
+
+
+def _matching(raw: Any, path: str, pattern: re.Pattern[str], shape: str) -> str:
+    text = _string(raw, path)
+    if not pattern.match(text):
+        raise FleetError(path, f"must look like {shape}, got {json.dumps(text)}")
+    return text
 
 
 def _join(path: str, key: str) -> str:

@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from fake_openrouter.fleet import FleetError, fleet_from_dict, load_fleet, parse_fleet
+from fake_openrouter.process import free_port
 from tests.simulator.conftest import endpoint, fleet
 
 SHARED_FLEETS = Path(__file__).resolve().parents[1] / "fixtures" / "fleets"
@@ -47,7 +49,11 @@ def test_a_misspelled_fault_option_is_an_unknown_key_with_its_path() -> None:
         endpoint("c/x"),
         endpoint("d/x", faults={"leading_garbage": {"rte": 0.5}}),
     )
-    assert refusal(data) == "models[0].endpoints[3].faults.leading_garbage.rte: unknown key"
+    # The typo is named first; the rate it should have been is missing, and said too.
+    assert refusal(data) == (
+        "models[0].endpoints[3].faults.leading_garbage.rte: unknown key\n"
+        "models[0].endpoints[3].faults.leading_garbage.rate: required key is missing"
+    )
 
 
 def test_a_rate_above_one_is_refused_with_the_value() -> None:
@@ -167,3 +173,61 @@ def test_invalid_json_is_refused_with_line_and_column() -> None:
     with pytest.raises(FleetError) as info:
         parse_fleet(text)
     assert str(info.value).startswith("invalid JSON at line 3, column 3: Expecting ',' delimiter")
+
+
+def many_errors() -> dict[str, Any]:
+    data = fleet(
+        endpoint("a/x", faults={"ttft_ms": "fast", "leading_garbage": {"rte": 0.5, "fragments": [1]}}),
+        endpoint("b/x", wire={"padding": -1}),
+        endpoint("c/x", faults={"http_error": {"rate": 1.5, "status": 200}}),
+    )
+    data["models"][0]["endpoints"][1]["tag"] = "b"
+    del data["models"][0]["endpoints"][2]["provider"]
+    data["models"].append({"id": "noslash", "endpoints": [endpoint("d/x", prompt_price="cheap"), endpoint("D/X")]})
+    data["seed"] = "7"
+    data["extra"] = True
+    return data
+
+
+MANY_ERRORS = [
+    ("extra", "unknown key"),
+    ("seed", 'must be an integer, got "7"'),
+    ("models[0].endpoints[0].faults.ttft_ms", 'must be a number or [min, max], got "fast"'),
+    ("models[0].endpoints[0].faults.leading_garbage.rte", "unknown key"),
+    ("models[0].endpoints[0].faults.leading_garbage.rate", "required key is missing"),
+    ("models[0].endpoints[0].faults.leading_garbage.fragments[0]", "must be a non-empty string, got 1"),
+    ("models[0].endpoints[1].tag", 'must look like slug/variant, got "b"'),
+    ("models[0].endpoints[1].wire.padding", "must be an integer >= 0, got -1"),
+    ("models[0].endpoints[2].provider", "required key is missing"),
+    ("models[0].endpoints[2].faults.http_error.status", "must be an integer between 400 and 599, got 200"),
+    ("models[0].endpoints[2].faults.http_error.rate", "must be a number between 0 and 1, got 1.5"),
+    ("models[1].id", 'must look like author/slug, got "noslash"'),
+    ("models[1].endpoints[0].pricing.prompt", 'must be a decimal string, got "cheap"'),
+    ("models[1].endpoints[1].tag", 'duplicate tag "D/X" in this model'),
+]
+
+
+def test_every_error_of_a_fleet_is_reported_in_one_pass_with_its_path() -> None:
+    with pytest.raises(FleetError) as info:
+        fleet_from_dict(many_errors())
+    assert list(info.value.errors) == MANY_ERRORS
+    assert str(info.value) == "\n".join(f"{path}: {problem}" for path, problem in MANY_ERRORS)
+    # The first error is still the error's own path and problem.
+    assert (info.value.path, info.value.problem) == MANY_ERRORS[0]
+
+
+def test_the_simulator_command_refuses_a_fleet_with_every_error_before_it_listens(tmp_path: Path) -> None:
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps(many_errors(), indent=2))
+    with pytest.raises(CommandError) as info:
+        call_command("fake_openrouter", "--fleet", str(path), "--port", str(free_port()))
+    lines = str(info.value).splitlines()
+    assert lines[0] == f"invalid fleet {path}: extra: unknown key"
+    assert lines[1:] == [f"{p}: {q}" for p, q in MANY_ERRORS[1:]]
+
+
+def test_a_single_error_reads_as_before() -> None:
+    data = fleet(endpoint("a/x", faults={"http_error": {"rate": 1.5, "status": 429}}))
+    with pytest.raises(FleetError) as info:
+        fleet_from_dict(data)
+    assert info.value.errors == (("models[0].endpoints[0].faults.http_error.rate", "must be a number between 0 and 1, got 1.5"),)
