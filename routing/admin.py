@@ -73,6 +73,12 @@ class RouteForm(forms.ModelForm):
     stores it (``core.identifiers.validate_model_id``): a typo is a form error, not a
     route the gateway never matches."""
 
+    # A base URL typed without a scheme is read as https (upstreams are TLS); naming the
+    # scheme also keeps Django 6's change of the default from reaching this form.
+    base_url = forms.URLField(
+        required=False, assume_scheme="https", help_text="OpenAI-compatible base URL; empty = OpenRouter.",
+    )
+
     class Meta:
         model = Route
         fields = [
