@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 
 from django.conf import settings
@@ -20,16 +21,23 @@ def openrouter_client() -> OpenRouterClient:
     the process's one event loop (``openrouter.aiochat``): the worker's task threads hand
     a call to the loop and wait, instead of each reading its stream chunk by chunk.
     """
-    return _client_for(
-        settings.OPENROUTER_BASE_URL,
-        settings.OPENROUTER_API_KEY,
-        settings.OPENROUTER_REFERER,
-        settings.OPENROUTER_TITLE,
-        settings.CANARY_MAX_RESPONSE_BYTES,
-        settings.OPENROUTER_MAX_CONNECTIONS,
-        settings.OPENROUTER_POOL_SHARDS,
-        settings.OPENROUTER_MAX_LINE_BYTES,
-    )
+    # One at a time: a worker's first round starts dozens of task threads at once, and an
+    # unguarded cache let each build its own client (an SSL context, eight httpx pools
+    # and an event loop apiece): py-spy put an eighth of a round's worker CPU there.
+    with _building:
+        return _client_for(
+            settings.OPENROUTER_BASE_URL,
+            settings.OPENROUTER_API_KEY,
+            settings.OPENROUTER_REFERER,
+            settings.OPENROUTER_TITLE,
+            settings.CANARY_MAX_RESPONSE_BYTES,
+            settings.OPENROUTER_MAX_CONNECTIONS,
+            settings.OPENROUTER_POOL_SHARDS,
+            settings.OPENROUTER_MAX_LINE_BYTES,
+        )
+
+
+_building = threading.Lock()
 
 
 @lru_cache(maxsize=8)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -65,11 +65,16 @@ def evidence_data(value: Any) -> Any:
     return json_safe(value)
 
 
-def probe_execute(job: ProbeJob, ep: Endpoint, client: OpenRouterClient | None = None) -> list[ProbeOutcome]:
+def probe_execute(
+    job: ProbeJob, ep: Endpoint, client: OpenRouterClient | None = None, *, waited_s: float | None = None,
+) -> list[ProbeOutcome]:
     """Run one probe job without touching the database: wait for the provider's rate
     limit, pin the endpoint, judge. Never raises for upstream faults (they are verdicts).
-    The first outcome's ``extra[RATE_LIMIT_WAIT]`` is the rate limit's wait in ms."""
-    waited_s = provider_limiter().acquire(ep.provider.slug)
+    The first outcome's ``extra[RATE_LIMIT_WAIT]`` is the rate limit's wait in ms;
+    ``waited_s`` says the caller took the job's place in the rate limit already (and
+    waited that long, s)."""
+    if waited_s is None:
+        waited_s = provider_limiter().acquire(ep.provider.slug)
     outcomes = probe_mod.probe_run(
         job.kind, client or openrouter_client(), ep.model_id, endpoint_facts(ep), job.language, probe_settings()
     )
@@ -168,10 +173,11 @@ def endpoint_probes_run(
     mid-round keeps the endpoints that finished, and a redelivered task runs the
     endpoint again). Returns the number of probes run.
 
-    Probes wait on the network in a pool of ``max_workers`` threads (default: one per
-    job) that never touch the database; rows are read before and written from the
-    calling thread only (one connection, no cross-thread transactions), and that
-    connection goes back to the pool during the waits (``connection_release``).
+    Each endpoint's probes pass the per-provider rate limit together (``Limiter.acquire``
+    with their count), then wait on the network in a pool of ``max_workers`` threads
+    (default: one per job) that never touch the database; rows are read before and
+    written from the calling thread only (one connection, no cross-thread transactions),
+    and that connection goes back to the pool during the waits (``connection_release``).
     """
     reported = set(
         ProbeResult.objects.filter(round=rnd, sample=0, endpoint_id__in={j.endpoint_id for j in jobs})
@@ -185,8 +191,17 @@ def endpoint_probes_run(
     left = Counter(job.endpoint_id for job in todo)
     done: dict[int, list[ProbeOutcome]] = defaultdict(list)
     connection_release()
+    limiter = provider_limiter()
     with ThreadPoolExecutor(max_workers=max(1, max_workers or len(todo))) as pool:
-        futures = {pool.submit(probe_execute, job, endpoints[job.endpoint_id], client): job for job in todo}
+        futures: dict[Future[list[ProbeOutcome]], ProbeJob] = {}
+        for endpoint_id, count in left.items():
+            # An endpoint's probes take their places in its provider's window together:
+            # one Redis round trip per endpoint task instead of one per probe.
+            ep = endpoints[endpoint_id]
+            waited_s = limiter.acquire(ep.provider.slug, count)
+            for job in todo:
+                if job.endpoint_id == endpoint_id:
+                    futures[pool.submit(probe_execute, job, ep, client, waited_s=waited_s)] = job
         for fut in as_completed(futures):
             endpoint_id = futures[fut].endpoint_id
             done[endpoint_id] += fut.result()
