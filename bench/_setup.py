@@ -54,3 +54,27 @@ def simulator(fleet: dict | Path):  # type: ignore[no-untyped-def]
         path = fleet
     port = free_port()
     return start_simulator(path, port), f"http://127.0.0.1:{port}/api/v1"
+
+
+def scale_fleet(models: list[str]) -> dict:
+    """The scale benches' fleet: ``models``, each served by the same 15 healthy endpoints
+    (TTFT drawn between 200 and 1500 ms)."""
+    from tests.verdicts.fleets import NAMES, endpoint
+
+    return {
+        "seed": 11,
+        "models": [
+            {"id": model_id, "context_length": 131072, "endpoints": [endpoint(name, {"ttft_ms": [200, 1500]}) for name in NAMES]}
+            for model_id in models
+        ],
+    }
+
+
+def proc_cpu_s(pid: int, parts: tuple[int, ...] = (11, 12)) -> float:
+    """CPU seconds used so far by process ``pid`` (Linux /proc; user + system by default,
+    ``(12,)`` for system only); 0 if it is gone."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(fields[i]) for i in parts) / os.sysconf("SC_CLK_TCK")

@@ -10,20 +10,29 @@ shortest wall time this machine allows whatever the scheduling.
 
 Workers run ``-P threads -c 80`` (``BENCH_THREADS``): a round's 150 endpoint tasks are
 all in flight at once on the two workers, as the README sizes ``-c`` for a deployment.
+``--workers N`` runs N worker processes instead of two; the bench prints probes per
+second per worker process and per second of a worker's CPU (what sizes a deployment:
+README, "How it scales"), and the time to first token measured at the wire against the
+drawn one (p50/p95), beside the wait on our own side that the measurement excludes.
+Every wait has a timeout, and a worker that dies ends the bench with a message.
 Needs PostgreSQL and Redis on loopback (`make bench` starts them). Uses a fresh database
 `reverie_bench` and Redis database 9 (flushed).
 """
 
 from __future__ import annotations
 
+import argparse
+import math
 import os
+import socket
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from pathlib import Path
 
-from _setup import ROOT, fresh_postgres, simulator
+from _setup import ROOT, fresh_postgres, proc_cpu_s, scale_fleet, simulator
 
 DB_URL = fresh_postgres("reverie_bench")
 BROKER = "redis://127.0.0.1:6379/9"
@@ -39,22 +48,27 @@ import redis  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from canary import judges  # noqa: E402
-from canary.models import Endpoint, Round  # noqa: E402
+from canary.models import Endpoint, ProbeResult, Round  # noqa: E402
 from canary.probes import PROBE_KINDS, EndpointFacts, probe_run  # noqa: E402
 from canary.services.client import openrouter_client, probe_settings  # noqa: E402
 from canary.tasks import round_start_task  # noqa: E402
-from tests.verdicts.fleets import NAMES, endpoint  # noqa: E402
+from reverie_ops.celery import app  # noqa: E402
 
 MODELS = [f"bench/model-{i}" for i in range(10)]
+# The fleet draws every endpoint's TTFT uniformly from this range (ms): its p50 and p95.
+DRAWN_TTFT_MS = (200.0, 1500.0)
+# Importing Django, jsonschema's format grammars and the language models takes a worker
+# about 10 s of CPU: on a loaded 2-core machine four of them starting together took
+# longer than 90 s.
+WORKERS_UP_BASE_S = 60.0
+WORKERS_UP_PER_WORKER_S = 45.0
+ROUNDS_DONE_S = 300.0
+
+cpu_s = proc_cpu_s
 
 
-def scale_fleet() -> dict:
-    models = []
-    for i, model_id in enumerate(MODELS):
-        eps = [endpoint(name, {"ttft_ms": [200, 1500]}) for name in NAMES]
-        models.append({"id": model_id, "context_length": 131072, "endpoints": eps})
-        del i
-    return {"seed": 11, "models": models}
+class BenchError(SystemExit):
+    """The bench cannot go on (a worker died, a wait timed out): the message says why."""
 
 
 def start_worker(name: str, base_url: str) -> subprocess.Popen[bytes]:
@@ -62,18 +76,44 @@ def start_worker(name: str, base_url: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(  # noqa: S603
         [sys.executable, "-m", "celery", "-A", "reverie_ops", "worker", "-P", "threads", "-c", os.environ.get("BENCH_THREADS", "80"), "-Q", "canary",
          "-n", f"{name}@%h", "-l", os.environ.get("BENCH_WORKER_LOG", "warning"), "--without-gossip", "--without-mingle"],
-        cwd=ROOT, env=env, stdout=open(f"/tmp/bench-{name}.log", "wb"), stderr=subprocess.STDOUT,
+        cwd=ROOT, env=env, stdout=open(log_path(name), "wb"), stderr=subprocess.STDOUT,
     )
 
 
-def cpu_s(pid: int, parts: tuple[int, ...] = (11, 12)) -> float:
-    """CPU seconds used so far by process ``pid`` (Linux /proc; user + system by default,
-    ``(12,)`` for system only); 0 if it is gone."""
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return sum(int(fields[i]) for i in parts) / os.sysconf("SC_CLK_TCK")
+def log_path(name: str) -> Path:
+    return Path(f"/tmp/bench-{name}.log")
+
+
+def check_alive(workers: dict[str, subprocess.Popen[bytes]]) -> None:
+    """Raise ``BenchError`` naming the first worker that exited, with its log's tail."""
+    for name, proc in workers.items():
+        if proc.poll() is not None:
+            tail = log_path(name).read_text(errors="replace")[-1500:]
+            raise BenchError(f"worker {name} died (exit code {proc.returncode}); the end of {log_path(name)}:\n{tail}")
+
+
+def wait_workers_up(workers: dict[str, subprocess.Popen[bytes]]) -> None:
+    """Until every worker answers a ping (at most ``WORKERS_UP_BASE_S`` plus
+    ``WORKERS_UP_PER_WORKER_S`` per worker)."""
+    expected = {f"{name}@{socket.gethostname()}" for name in workers}
+    limit_s = WORKERS_UP_BASE_S + WORKERS_UP_PER_WORKER_S * len(workers)
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        check_alive(workers)
+        replies = app.control.ping(timeout=1.0) or []
+        if expected <= {host for reply in replies for host in reply}:
+            return
+    raise BenchError(f"the workers did not all answer a ping within {limit_s:.0f} s: expected {sorted(expected)}")
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of ``values``, nearest rank."""
+    xs = sorted(values)
+    return xs[min(len(xs) - 1, max(0, math.ceil(q * len(xs)) - 1))]
+
+
+def uniform_quantile(low: float, high: float, q: float) -> float:
+    return low + (high - low) * q
 
 
 def service_cpu_s() -> dict[str, float]:
@@ -100,13 +140,19 @@ def chain_s(client, model_id: str, info) -> float:  # type: ignore[no-untyped-de
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2, help="Celery worker processes (default 2)")
+    args = parser.parse_args()
+    if args.workers < 1:
+        parser.error("--workers must be at least 1")
     r = redis.Redis.from_url(BROKER)
     r.flushdb()
-    sim, base = simulator(scale_fleet())
+    sim, base = simulator(scale_fleet(MODELS))
     settings.OPENROUTER_BASE_URL = base
-    workers = [start_worker(f"w{i}", base) for i in range(2)]
+    named = {f"w{i}": start_worker(f"w{i}", base) for i in range(args.workers)}
+    workers = list(named.values())
     try:
-        time.sleep(6)  # both workers up
+        wait_workers_up(named)
         client = openrouter_client()
         judges.warm_up()
         infos = client.list_endpoints(MODELS[0])
@@ -123,10 +169,11 @@ def main() -> None:
         start = time.perf_counter()
         for model_id in MODELS:
             round_start_task.delay(model_id, at)
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if Round.objects.filter(status="completed").count() == len(MODELS):
-                break
+        deadline = time.monotonic() + ROUNDS_DONE_S
+        while Round.objects.filter(status="completed").count() < len(MODELS):
+            check_alive(named)
+            if time.monotonic() > deadline:
+                raise BenchError(f"the rounds did not all complete within {ROUNDS_DONE_S:.0f} s")
             time.sleep(0.05)
         wall = time.perf_counter() - start
         stats_after = r.info("commandstats")
@@ -155,11 +202,30 @@ def main() -> None:
               f"(workers' share in the kernel: {workers_sys:.1f})")
         print(f"CPU floor: {used / cores:.2f} s of wall even if every core were busy all the time "
               f"-> ratio floor {used / cores / slowest:.2f} on this machine")
+        workers_cpu = sum(cpu_round[w.pid] for w in workers)
+        print(f"worker CPU per probe: {workers_cpu / probes * 1000:.2f} ms (target <= 4); simulator CPU per reply: "
+              f"{cpu_round[sim.pid] / probes * 1000:.2f} ms")
+        print(f"probes per second per worker process: {probes / wall / len(workers):.1f} with {len(workers)} workers "
+              f"({probes / workers_cpu:.0f} per second of a worker's CPU)")
+        rows = ProbeResult.objects.filter(sample=0, kind__in=PROBE_KINDS, round__model_id__in=MODELS)
+        ttfts = [v for v in rows.values_list("ttft_ms", flat=True) if v is not None]
+        waits = [v for v in rows.values_list("wait_ms", flat=True) if v is not None]
+        low, high = DRAWN_TTFT_MS
+        if ttfts:
+            print(f"TTFT at the wire over {len(ttfts)} probes: p50 {percentile(ttfts, 0.5):.0f} ms, p95 {percentile(ttfts, 0.95):.0f} ms; "
+                  f"drawn: p50 {uniform_quantile(low, high, 0.5):.0f} ms, p95 {uniform_quantile(low, high, 0.95):.0f} ms "
+                  f"(uniform {low:.0f}-{high:.0f} ms)")
+        if waits:
+            print(f"our side's wait before the wire (rate limit, event loop, pool, connect), excluded from TTFT: "
+                  f"p50 {percentile(waits, 0.5):.0f} ms, p95 {percentile(waits, 0.95):.0f} ms")
     finally:
         for w in workers:
             w.terminate()
         for w in workers:
-            w.wait(15)
+            try:
+                w.wait(15)
+            except subprocess.TimeoutExpired:
+                w.kill()
         sim.terminate()
         sim.wait(15)
         t = os.times()

@@ -149,7 +149,10 @@ class ProbeResult(models.Model):
     NULL when the reply had no text), ``corruption``
     (the hard-corruption judgement as data, free-text replies) and ``language_anomaly``.
     ``sample`` is 0 for the probe, 1.. for confirmation samples of the language probe.
-    Times are in ms; cost in USD as reported by OpenRouter's ``usage.cost``.
+    Times are in ms; cost in USD as reported by OpenRouter's ``usage.cost``. ``ttft_ms``
+    and ``total_ms`` count from the request's sending (at the wire); ``wait_ms`` is the
+    time the probe waited on our side before that (the per-provider rate limit, the
+    hand-off to the event loop, the connection pool and connect), NULL when not measured.
     """
 
     round = models.ForeignKey(Round, on_delete=models.PROTECT, related_name="results")
@@ -173,6 +176,7 @@ class ProbeResult(models.Model):
     evidence = models.JSONField(default=dict, blank=True)
     ttft_ms = models.FloatField(null=True, blank=True)
     total_ms = models.FloatField(null=True, blank=True)
+    wait_ms = models.FloatField(null=True, blank=True)
     finish_reason = models.CharField(max_length=32, blank=True)
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     transport_kind = models.CharField(max_length=32, blank=True)

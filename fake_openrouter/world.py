@@ -26,6 +26,7 @@ from fake_openrouter.wire import (
     COMMENT,
     DONE,
     PADDING_UNIT,
+    DeltaFrames,
     ResponseMeta,
     chunk,
     completion,
@@ -372,12 +373,13 @@ def _stream_steps(
         Write(sse_data(chunk(meta, [delta_choice("")]))),
     ]
     steps.extend(_keepalive_wait(ttft_s))
+    frames = DeltaFrames(meta)
     for i, delta in enumerate(deltas):
         if i:
             steps.append(Wait(estimate_tokens(delta) / tokens_per_s))
             if wire.comments_between and rng.random() < 0.2:
                 steps.append(Write(COMMENT))
-        steps.append(Write(sse_data(chunk(meta, [delta_choice(delta)])), first_token=i == 0))
+        steps.append(Write(frames.frame(delta), first_token=i == 0))
     if reply.tool_calls and broken is None:
         calls = [(c.id, c.name, c.arguments) for c in reply.tool_calls]
         for i, choices in enumerate(tool_call_choices(calls)):

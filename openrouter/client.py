@@ -17,7 +17,7 @@ from urllib.parse import quote
 import httpx
 
 from core.identifiers import validate_model_id
-from openrouter.chat import StreamAccumulator, parse_chat_body
+from openrouter.chat import parse_chat_body
 from openrouter.endpoints import EndpointInfo, parse_endpoints_body
 from openrouter.errors import (
     DiscoveryError,
@@ -33,11 +33,11 @@ from openrouter.result import (
     Call,
     CallContext,
     Completion,
-    TransportKind,
     completion_tokens,
     status_kind,
 )
-from openrouter.sse import DEFAULT_MAX_LINE_BYTES, SSEFrames
+from openrouter.sse import DEFAULT_MAX_LINE_BYTES
+from openrouter.streamcall import StreamCall
 from openrouter.transport import (
     Cut,
     GuardedBody,
@@ -45,13 +45,46 @@ from openrouter.transport import (
     declared_length,
     pooled_transport,
     read_capped,
-    silence_label,
 )
 from openrouter.values import excerpt
 
 DEFAULT_REFERER: Final = "https://github.com/reverie-ops"
 DEFAULT_TITLE: Final = "Reverie Ops canary"
 DEFAULT_MAX_RESPONSE_BYTES: Final = 1024 * 1024  # 1 MiB: a probe reply is a few KB
+
+
+def pinned_body(
+    model_id: str,
+    tag: str,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    max_tokens: int,
+    temperature: float | None,
+    stream: bool,
+    response_format: Mapping[str, Any] | None,
+    require_parameters: bool,
+    seed: int | None,
+) -> dict[str, Any]:
+    """The JSON body of a chat completion pinned to endpoint ``tag``:
+    ``provider: {"only": [tag], "allow_fallbacks": false}`` (plus ``require_parameters``
+    when asked), so OpenRouter returns the pinned endpoint's own error instead of failing
+    over (OpenRouter API docs, Provider Routing); ``temperature`` None omits it."""
+    body: dict[str, Any] = {
+        "model": model_id,
+        "messages": [dict(m) for m in messages],
+        "max_tokens": max_tokens,
+        "stream": stream,
+        "provider": {"only": [tag], "allow_fallbacks": False},
+    }
+    if require_parameters:
+        body["provider"]["require_parameters"] = True
+    if temperature is not None:
+        body["temperature"] = temperature
+    if response_format is not None:
+        body["response_format"] = dict(response_format)
+    if seed is not None:
+        body["seed"] = seed
+    return body
 
 
 class OpenRouterClient:
@@ -93,6 +126,8 @@ class OpenRouterClient:
         headers = {"HTTP-Referer": referer, "X-OpenRouter-Title": title}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
+        self.base_url = base_url.rstrip("/")
+        self.headers = headers
         self.max_response_bytes = max_response_bytes
         self.max_line_bytes = max_line_bytes
         self.connect_timeout_s = connect_timeout_s
@@ -245,22 +280,10 @@ class OpenRouterClient:
         Never raises on anything the network or upstream does; returns a ``Call`` (see
         ``TRANSPORT_KINDS``). Raises only on programming errors (a malformed base URL).
         """
-        body: dict[str, Any] = {
-            "model": model_id,
-            "messages": [dict(m) for m in messages],
-            "max_tokens": max_tokens,
-            "stream": stream,
-            "provider": {"only": [tag], "allow_fallbacks": False},
-        }
-        if require_parameters:
-            body["provider"]["require_parameters"] = True
-        if temperature is not None:
-            body["temperature"] = temperature
-        if response_format is not None:
-            body["response_format"] = dict(response_format)
-        if seed is not None:
-            body["seed"] = seed
-
+        body = pinned_body(
+            model_id, tag, messages, max_tokens=max_tokens, temperature=temperature, stream=stream,
+            response_format=response_format, require_parameters=require_parameters, seed=seed,
+        )
         if stream:
             # One socket read timeout serves both phases (httpcore reads it once per
             # body), so it is the smallest of the TTFT, idle and total limits.
@@ -355,6 +378,11 @@ class OpenRouterClient:
         raw = self._read_capped(response, ctx, total_deadline)
         if isinstance(raw, Call):
             return raw
+        return self.plain_body_call(raw, ctx)
+
+    def plain_body_call(self, raw: bytes, ctx: CallContext) -> Call:
+        """The call of a whole (non-SSE) 2xx body: a completion, an error body, or
+        ``invalid_body`` when it does not parse."""
         try:
             parsed = parse_chat_body(raw, invalid_utf8="replace")
         except InvalidBodyError as exc:
@@ -373,99 +401,35 @@ class OpenRouterClient:
         return ctx.call(reply=reply, provider=parsed.provider, generation_id=parsed.generation_id, usage=parsed.usage, total_ms=total_ms)
 
     def _read_stream(self, response: httpx.Response, ctx: CallContext, ttft_limit_s: float, total_timeout_s: float) -> Call:
-        acc = StreamAccumulator()
+        stream = StreamCall(ctx, max_line_bytes=self.max_line_bytes, ttft_limit_s=ttft_limit_s, total_timeout_s=total_timeout_s)
         guard = GuardedBody(
             response, clock=ctx.clock, first_token_deadline=ctx.start + ttft_limit_s,
             total_deadline=ctx.start + total_timeout_s, max_bytes=self.max_response_bytes,
-            first_token_seen=lambda: acc.ttft_ms is not None,
+            first_token_seen=stream.first_token_seen,
         )
-        frames = SSEFrames(self.max_line_bytes)
-        # The data frame being read, the evidence of a failure (a frame that did not parse,
-        # an error chunk, the last frame before the stream broke).
-        last: list[bytes] = []
-
-        def fail(kind: TransportKind, message: str, error: ErrorInfo | None = None) -> Call:
-            return ctx.call(
-                kind=kind, message=message if error is None else None, error=error, provider=acc.provider,
-                generation_id=acc.generation_id, usage=acc.usage, ttft_ms=acc.ttft_ms, body=last[0] if last else None,
-            )
-
-        def complete(*, first_token_timeout: bool = False) -> Call:
-            total_ms = ctx.elapsed_ms()
-            reply = Completion(
-                content=acc.content, finish_reason=None if first_token_timeout else acc.finish_reason,
-                reasoning=acc.reasoning, refusal=acc.refusal, completion_tokens=completion_tokens(acc.usage),
-                max_tokens=ctx.max_tokens, ttft_ms=acc.ttft_ms, total_ms=total_ms, stream_opened=True,
-            )
-            return ctx.call(
-                reply=reply, provider=acc.provider, generation_id=acc.generation_id, usage=acc.usage,
-                ttft_ms=acc.ttft_ms, first_token_timeout=first_token_timeout, total_ms=total_ms,
-            )
-
         # Every chunk (comments included) passes the guard's deadline check before its
         # events are decoded.
         chunks = iter(guard)
         try:
             for chunk in chunks:
-                for data in frames.feed(chunk):
-                    last[:] = [data]
-                    acc.feed(data, at_ms=ctx.elapsed_ms())
-                    # Stop at [DONE]; stop at an error chunk too, because OpenRouter ends
-                    # the stream after it (with or without [DONE]).
-                    if acc.done or acc.error is not None:
-                        break
-                if acc.done or acc.error is not None:
+                if stream.feed(chunk):
                     break
         except Cut as cut:
-            if cut.kind == "first_token_timeout":
-                return complete(first_token_timeout=True)
-            return fail("timeout", "total timeout passed")
+            return stream.cut(cut.kind)
         except TooLargeError as exc:
-            return fail("too_large", str(exc))
+            return stream.fail("too_large", str(exc))
         except InvalidBodyError as exc:
-            return fail("invalid_body", str(exc))
+            return stream.fail("invalid_body", str(exc))
         except httpx.TimeoutException:
-            # The socket went fully silent (not even keep-alive comments): say which
-            # limit that silence ran into.
-            label = silence_label(
-                elapsed_s=ctx.clock() - ctx.start, first_token_seen=acc.ttft_ms is not None,
-                first_token_s=ttft_limit_s, total_s=total_timeout_s,
-            )
-            if label == "first_token":
-                return complete(first_token_timeout=True)
-            if label == "total":
-                return fail("timeout", "stream went silent until the total timeout passed")
-            return fail("timeout", "stream went silent (idle timeout)")
+            return stream.silent()
         except httpx.DecodingError as exc:
-            return fail("invalid_body", f"undecodable stream: {exc}")
+            return stream.fail("invalid_body", f"undecodable stream: {exc}")
         except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-            if acc.error is not None:
-                return fail("error_chunk", "", acc.error)
-            return fail("reset", f"connection closed before [DONE]: {exc}")
-
-        if acc.error is not None:
-            return fail("error_chunk", "", acc.error)
-        if acc.done:
-            call = complete()
+            return stream.broken(exc)
+        call = stream.finished()
+        if stream.acc.done and stream.acc.error is None:
             _drain(chunks)
-            return call
-        # The body ended without [DONE]: a last event without its closing blank line is
-        # kept (``openrouter.sse``); one cut inside its JSON is a truncated stream.
-        try:
-            for data in frames.end():
-                last[:] = [data]
-                acc.feed(data, at_ms=ctx.elapsed_ms())
-        except TooLargeError as exc:
-            return fail("too_large", str(exc))
-        except InvalidBodyError:
-            return fail("reset", "stream ended mid-frame (truncated SSE)")
-        if acc.error is not None:
-            return fail("error_chunk", "", acc.error)
-        if acc.done or acc.finish_reason is not None:
-            # Closed cleanly after the finish chunk but without [DONE]: the generation
-            # is whole; only the trailer is missing.
-            return complete()
-        return fail("reset", "stream closed before a finish_reason or [DONE]")
+        return call
 
 
 def _drain(chunks: Iterator[bytes]) -> None:

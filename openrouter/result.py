@@ -7,7 +7,7 @@ the text the canary's judges read) or a TRANSPORT ERROR with a ``transport_kind`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -85,6 +85,11 @@ class Call:
     excerpt (``openrouter.values.excerpt``, 300 characters) of what came back when the
     call failed with a body: the error body of a non-2xx status or an HTTP-200 error, the
     body or SSE data frame that did not parse, the last data frame before a stream broke.
+    ``wait_ms`` is the time the call spent on our side before its request was on the
+    wire (the hand-off to the event loop, the local connection pool, the TCP connect), in
+    ms, kept out of ``ttft_ms`` and ``total_ms``, which count from the request's sending;
+    None when the client does not measure it (the httpx client's clock starts before its
+    pool wait).
     """
 
     outcome: Literal["completed", "transport_error"]
@@ -102,11 +107,14 @@ class Call:
     total_ms: float
     ttft_ms: float | None
     body_excerpt: str | None = None
+    wait_ms: float | None = None
 
 
 @dataclass
 class CallContext:
-    """Per-call facts the classifier needs (one per chat call); ``clock`` is monotonic s."""
+    """Per-call facts the classifier needs (one per chat call); ``clock`` is monotonic s,
+    ``start`` the instant the request was sent, ``wait_ms`` the time before that on our
+    side (``Call.wait_ms``)."""
 
     start: float
     clock: Callable[[], float]
@@ -116,15 +124,20 @@ class CallContext:
     header_generation_id: str | None = None
     header_provider: str | None = None
     retry_after_s: float | None = None
+    wait_ms: float | None = None
 
     def elapsed_ms(self) -> float:
         return (self.clock() - self.start) * 1000.0
 
     def take_headers(self, response: httpx.Response) -> None:
-        self.http_status = response.status_code
-        self.header_generation_id = response.headers.get("x-generation-id") or None
-        self.header_provider = response.headers.get("x-provider-name") or None
-        self.retry_after_s = parse_retry_after(response.headers.get("retry-after"))
+        self.take_status(response.status_code, response.headers)
+
+    def take_status(self, status: int, headers: Mapping[str, str]) -> None:
+        """The status and the headers the classifier reads (a case-insensitive mapping)."""
+        self.http_status = status
+        self.header_generation_id = headers.get("x-generation-id") or None
+        self.header_provider = headers.get("x-provider-name") or None
+        self.retry_after_s = parse_retry_after(headers.get("retry-after"))
 
     def call(
         self,
@@ -161,6 +174,7 @@ class CallContext:
             total_ms=total_ms if total_ms is not None else self.elapsed_ms(),
             ttft_ms=ttft_ms,
             body_excerpt=body_excerpt_of(body),
+            wait_ms=self.wait_ms,
         )
 
 

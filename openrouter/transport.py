@@ -111,12 +111,13 @@ class GuardedBody:
     The first-token and total deadlines (monotonic seconds from ``clock``) are checked
     every time bytes arrive, keep-alive comment bytes included; a fully silent connection
     is cut by the socket read timeout (``httpx.ReadTimeout``) instead. Iterating raises
-    ``Cut`` at a deadline and ``TooLargeError`` past ``max_bytes``.
+    ``Cut`` at a deadline and ``TooLargeError`` past ``max_bytes``; ``response`` may be
+    None for a reader of another library, which calls ``take`` on every chunk.
     """
 
     def __init__(
         self,
-        response: httpx.Response,
+        response: httpx.Response | None,
         *,
         clock: Callable[[], float],
         first_token_deadline: float | None,
@@ -133,12 +134,19 @@ class GuardedBody:
         self.received = 0
 
     def __iter__(self) -> Iterator[bytes]:
+        if self._response is None:
+            raise TypeError("a GuardedBody without a response only checks chunks (take)")
         for chunk in self._response.iter_bytes():
-            self._check_deadlines()
-            self.received += len(chunk)
-            if self.received > self._max_bytes:
-                raise TooLargeError("reply", self._max_bytes)
+            self.take(chunk)
             yield chunk
+
+    def take(self, chunk: bytes) -> None:
+        """Check the deadlines and the cap as ``chunk`` arrives (a reader that is not an
+        httpx response calls it per chunk); raises ``Cut`` or ``TooLargeError``."""
+        self._check_deadlines()
+        self.received += len(chunk)
+        if self.received > self._max_bytes:
+            raise TooLargeError("reply", self._max_bytes)
 
     def _check_deadlines(self) -> None:
         now = self._clock()

@@ -14,14 +14,17 @@ app.autodiscover_tasks()
 
 @worker_init.connect
 def _load_language_models(**_: object) -> None:
-    """Build the language detector (17 lingua models, ~3 s) when a worker starts, not on
-    its first probe, so the first round's probes do not queue behind it; then freeze the
-    startup heap out of the garbage collector's way."""
+    """Build the language detector (17 lingua models, ~3 s) and the OpenRouter client when
+    a worker starts, not on its first probe, so the first round's probes do not queue
+    behind them; then freeze the startup heap out of the garbage collector's way."""
     import gc
 
     from canary import judges
+    from canary.services.client import openrouter_client
 
     judges.warm_up()
+    # The OpenRouter client too (an SSL context, its pools): not on the first task.
+    openrouter_client()
     # Everything loaded so far (Django, Celery, the detectors) lives as long as the worker.
     # Frozen, the cyclic GC stops re-scanning it on every full collection (py-spy showed
     # the collector in a busy worker's samples: probes allocate per SSE chunk).

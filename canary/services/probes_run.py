@@ -8,12 +8,15 @@ network waits all live here, once.
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
+
+from django.db.models import Count, OuterRef, Subquery
 
 from canary import probes as probe_mod
 from canary.db import connection_release
@@ -27,6 +30,7 @@ from openrouter.client import OpenRouterClient
 
 EXCERPT_CHARS = 600
 NO_TEXT = object()  # a reply without text: no leading signature to judge
+RATE_LIMIT_WAIT = "rate_limit_wait_ms"
 
 
 @dataclass(frozen=True)
@@ -61,13 +65,23 @@ def evidence_data(value: Any) -> Any:
     return json_safe(value)
 
 
-def probe_execute(job: ProbeJob, ep: Endpoint, client: OpenRouterClient | None = None) -> list[ProbeOutcome]:
+def probe_execute(
+    job: ProbeJob, ep: Endpoint, client: OpenRouterClient | None = None, *, waited_s: float | None = None,
+) -> list[ProbeOutcome]:
     """Run one probe job without touching the database: wait for the provider's rate
-    limit, pin the endpoint, judge. Never raises for upstream faults (they are verdicts)."""
-    provider_limiter().acquire(ep.provider.slug)
-    return probe_mod.probe_run(
+    limit, pin the endpoint, judge. Never raises for upstream faults (they are verdicts).
+    The first outcome's ``extra[RATE_LIMIT_WAIT]`` is the rate limit's wait in ms;
+    ``waited_s`` says the caller took the job's place in the rate limit already (and
+    waited that long, s)."""
+    if waited_s is None:
+        waited_s = provider_limiter().acquire(ep.provider.slug)
+    outcomes = probe_mod.probe_run(
         job.kind, client or openrouter_client(), ep.model_id, endpoint_facts(ep), job.language, probe_settings()
     )
+    if outcomes:
+        # The rate limit held the probe's first request only (its samples follow it).
+        outcomes[0].extra[RATE_LIMIT_WAIT] = waited_s * 1000.0
+    return outcomes
 
 
 def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> ProbeResult:
@@ -97,6 +111,7 @@ def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> Pro
         language_anomaly=bool(o.extra.get("anomaly")),
         ttft_ms=call.ttft_ms if call is not None else None,
         total_ms=call.total_ms if call is not None else None,
+        wait_ms=_wait_ms(o),
         finish_reason=(o.reply.finish_reason or "") if o.reply is not None else "",
         http_status=call.http_status if call is not None else None,
         transport_kind=(call.transport_kind or "") if call is not None else "",
@@ -108,6 +123,13 @@ def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> Pro
         cost_usd=Decimal(str(cost)) if isinstance(cost, int | float) and not isinstance(cost, bool) else Decimal(0),
         created_at=now,
     )
+
+
+def _wait_ms(o: ProbeOutcome) -> float | None:
+    """Our side's wait before the probe's request was on the wire, in ms: the rate
+    limit's plus the client's (``Call.wait_ms``); None when neither was measured."""
+    parts = [w for w in (o.extra.get(RATE_LIMIT_WAIT), o.call.wait_ms if o.call is not None else None) if w is not None]
+    return sum(parts) if parts else None
 
 
 def judgement_from_data(data: Any) -> Judgement | None:
@@ -146,13 +168,16 @@ def endpoint_probes_run(
     max_workers: int | None = None,
 ) -> int:
     """Run ``jobs`` (probes of ``rnd`` on one or more endpoints) that have not reported
-    yet and store each result as it completes (a crash mid-round keeps what finished).
-    Returns the number of probes run.
+    yet and store each endpoint's results once all of its probes are in: one bulk
+    INSERT per endpoint (an endpoint task's four probes are one statement; a crash
+    mid-round keeps the endpoints that finished, and a redelivered task runs the
+    endpoint again). Returns the number of probes run.
 
-    Probes wait on the network in a pool of ``max_workers`` threads (default: one per
-    job) that never touch the database; rows are read before and written from the
-    calling thread only (one connection, no cross-thread transactions), and that
-    connection goes back to the pool during the waits (``connection_release``).
+    Each endpoint's probes pass the per-provider rate limit together (``Limiter.acquire``
+    with their count), then wait on the network in a pool of ``max_workers`` threads
+    (default: one per job) that never touch the database; rows are read before and
+    written from the calling thread only (one connection, no cross-thread transactions),
+    and that connection goes back to the pool during the waits (``connection_release``).
     """
     reported = set(
         ProbeResult.objects.filter(round=rnd, sample=0, endpoint_id__in={j.endpoint_id for j in jobs})
@@ -163,17 +188,37 @@ def endpoint_probes_run(
         return 0
     endpoints = {ep.pk: ep for ep in Endpoint.objects.filter(pk__in={j.endpoint_id for j in todo}).select_related("provider")}
     client = client or openrouter_client()
+    left = Counter(job.endpoint_id for job in todo)
+    done: dict[int, list[ProbeOutcome]] = defaultdict(list)
     connection_release()
+    limiter = provider_limiter()
     with ThreadPoolExecutor(max_workers=max(1, max_workers or len(todo))) as pool:
-        futures = {pool.submit(probe_execute, job, endpoints[job.endpoint_id], client): job for job in todo}
+        futures: dict[Future[list[ProbeOutcome]], ProbeJob] = {}
+        for endpoint_id, count in left.items():
+            # An endpoint's probes take their places in its provider's window together:
+            # one Redis round trip per endpoint task instead of one per probe.
+            ep = endpoints[endpoint_id]
+            waited_s = limiter.acquire(ep.provider.slug, count)
+            for job in todo:
+                if job.endpoint_id == endpoint_id:
+                    futures[pool.submit(probe_execute, job, ep, client, waited_s=waited_s)] = job
         for fut in as_completed(futures):
-            probe_record(rnd, endpoints[futures[fut].endpoint_id], fut.result(), rnd.started_at)
-            connection_release()
+            endpoint_id = futures[fut].endpoint_id
+            done[endpoint_id] += fut.result()
+            left[endpoint_id] -= 1
+            if not left[endpoint_id]:
+                probe_record(rnd, endpoints[endpoint_id], done.pop(endpoint_id), rnd.started_at)
+                connection_release()
     return len(todo)
 
 
 def round_probes_done(round_id: int) -> bool:
-    """Have all planned probes of the round reported?"""
-    expected = Round.objects.values_list("expected_probes", flat=True).get(pk=round_id)
-    done = ProbeResult.objects.filter(round_id=round_id, sample=0, kind__in=probe_mod.PROBE_KINDS).count()
-    return done >= expected
+    """Have all planned probes of the round reported? (One query.)"""
+    reported = ProbeResult.objects.filter(round_id=OuterRef("pk"), sample=0, kind__in=probe_mod.PROBE_KINDS)
+    counts = (
+        Round.objects.filter(pk=round_id)
+        .annotate(done=Subquery(reported.order_by().values("round_id").annotate(n=Count("pk")).values("n")))
+        .values_list("expected_probes", "done")
+        .get()
+    )
+    return (counts[1] or 0) >= counts[0]

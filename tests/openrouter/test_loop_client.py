@@ -1,0 +1,50 @@
+"""The event-loop client's own behaviour: the wait on our side before a request is on the
+wire is reported apart from the time to first token (``Call.wait_ms``)."""
+
+from __future__ import annotations
+
+import socket
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from openrouter.aiochat import LoopOpenRouterClient
+from openrouter.result import Call
+from tests.openrouter.scripted import DONE, SSE_HEAD, USAGE, ScriptedServer, chunk, frame, pinned
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def slow_first_token(delay_s: float):  # type: ignore[no-untyped-def]
+    def script(sock: socket.socket) -> None:
+        sock.sendall(SSE_HEAD)
+        time.sleep(delay_s)
+        sock.sendall(frame(chunk("Hello")) + frame(chunk(finish="stop")) + frame({**chunk(), "choices": [], "usage": USAGE}) + DONE)
+
+    return script
+
+
+def test_a_wait_for_the_local_pool_is_reported_apart_from_the_ttft(scripted: ScriptedServer) -> None:
+    # One connection for two calls: the second waits for the first to finish (0.8 s)
+    # before its request can go out. Its TTFT counts from its own sending.
+    scripted.script = slow_first_token(0.8)
+    with LoopOpenRouterClient(base_url=scripted.base_url, max_connections=1) as client, ThreadPoolExecutor(2) as pool:
+        calls: list[Call] = list(pool.map(lambda _: pinned(client, stream=True), range(2)))
+
+    first, second = sorted(calls, key=lambda c: c.wait_ms or 0.0)
+    assert all(c.outcome == "completed" and c.reply is not None and c.reply.content == "Hello" for c in calls)
+    assert first.wait_ms is not None and first.wait_ms < 400
+    assert second.wait_ms is not None and second.wait_ms >= 600
+    for call in calls:
+        # 0.8 s at the wire; the second call's 0.8 s in the pool is not in it.
+        assert call.ttft_ms is not None and 700 <= call.ttft_ms < 1400
+
+
+def test_an_unused_connection_slot_costs_no_wait(scripted: ScriptedServer) -> None:
+    scripted.script = slow_first_token(0.1)
+    with LoopOpenRouterClient(base_url=scripted.base_url) as client:
+        call = pinned(client, stream=True)
+    assert call.outcome == "completed"
+    assert call.wait_ms is not None and call.wait_ms < 400
+    assert call.ttft_ms is not None and call.ttft_ms >= 90
