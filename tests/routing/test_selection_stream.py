@@ -154,6 +154,7 @@ def test_a_last_line_without_newline_is_folded_at_the_end_of_the_body():
     b'{"a":"\\ud83d"}',  # a lone surrogate escape (a host splitting an emoji): accepted as json.loads does
     b'{"a":NaN,"b":1e400}',
     b'{"a":123456789012345678901234567890}',
+    b'{"a":-9223372036854775809,"b":18446744073709551616}',  # just past 64 bits: still exact integers
     b'{"a":1,"a":2}',
     b'\xef\xbb\xbf{"a":1}',  # a byte-order mark
 ])
