@@ -11,7 +11,11 @@ started as its users run it, plus the streamed-chat caller every HTTP row uses.
   (``--litellm-proxy-venv``), made on first use with the command ``proxy_venv_help``
   prints.
 
-Every start waits at most ``START_TIMEOUT_S`` and says why it failed (the server's own
+Idle keep-alive connections live 30 s on every server (gunicorn's default of 2 s and
+uvicorn's of 5 s closed
+pooled client connections while the client processes waited at a barrier, a reset that
+says nothing about the server). uvicorn's supervisor gets 60 s to hear from a worker:
+at 50 streams on 2 cores its default 5 s killed busy workers mid-stream. Every start waits at most ``START_TIMEOUT_S`` and says why it failed (the server's own
 output); every HTTP call has a 30 s timeout.
 """
 
@@ -84,10 +88,11 @@ def start_ours(root: Path, env: dict[str, str], port: int, *, workers: int, thre
     log = Path(tempfile.mkstemp(suffix=f"-{server}.log")[1])
     if server == "uvicorn":
         cmd = [sys.executable, "-m", "uvicorn", "reverie_ops.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-               "--workers", str(workers), "--log-level", "warning", "--no-access-log"]
+               "--workers", str(workers), "--log-level", "warning", "--no-access-log", "--timeout-keep-alive", "30",
+               "--timeout-worker-healthcheck", "60"]
     else:
         cmd = [sys.executable, "-m", "gunicorn", "reverie_ops.wsgi", "-k", "gthread", "-w", str(workers),
-               "--threads", str(threads), "-b", f"127.0.0.1:{port}", "--log-level", "warning"]
+               "--threads", str(threads), "-b", f"127.0.0.1:{port}", "--log-level", "warning", "--keep-alive", "30"]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)  # noqa: S603 - our interpreter
     _wait_ready(proc, f"http://127.0.0.1:{port}/v1/chat/completions", f"our gateway under {server}", log)
@@ -127,7 +132,8 @@ def start_litellm_proxy(venv: Path, base_url: str, model: str, tag: str, port: i
     log = folder / "litellm.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(  # noqa: S603 - the peer's own CLI with fixed arguments
-            [str(exe), "--config", str(config), "--host", "127.0.0.1", "--port", str(port), "--num_workers", str(workers)],
+            [str(exe), "--config", str(config), "--host", "127.0.0.1", "--port", str(port), "--num_workers", str(workers),
+             "--keepalive_timeout", "30"],
             cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     _wait_ready(proc, f"http://127.0.0.1:{port}/health/liveliness", "LiteLLM's proxy", log)
     return proc
