@@ -37,7 +37,9 @@ that; ``--profile FILE`` adds a cProfile).
 LiteLLM 1.110.2 is a dev dependency (requirements-dev.txt): the Router row uses it. Its
 proxy server needs extras the project does not carry; it runs from a throwaway
 virtualenv (``--litellm-proxy-venv``; the bench prints how to make it when missing).
-``--no-litellm`` skips both LiteLLM rows, ``--no-http`` the server rows.
+``--no-litellm`` skips both LiteLLM rows, ``--no-http`` the server rows. ``--asgi``
+needs uvicorn, which the project does not deploy (the trial lost; routing/README.md,
+"Serving"): ``.venv/bin/pip install uvicorn==0.54.0 uvloop==0.23.0 httptools==0.9.0``.
 
 Run: ``.venv/bin/python bench/gateway.py`` (needs Redis on REDIS_URL; uses a throwaway
 SQLite file for contracts, routes, tokens and events).
@@ -239,7 +241,9 @@ def server_row(kind: str, name: str, proc: subprocess.Popen[bytes], base_url: st
     from forked client processes, then one at a time, with the server's own CPU per
     request (its whole process tree, ``/proc``) over the one-at-a-time blocks. Each
     block waits ``settle_s`` before reading that CPU, so work a server defers (our event
-    writer: a batch a second) is counted with its requests."""
+    writer: a batch a second) is counted with its requests; what the server burns idle
+    over those waits (timers, heartbeats: measured over an idle window first) is taken
+    out again, so a settle wait never counts as serving."""
     direct_body = {"model": MODEL, "messages": MESSAGES, "max_tokens": MAX_TOKENS, "stream": True,
                    "provider": {"only": [TAG], "allow_fallbacks": False}}
 
@@ -257,9 +261,14 @@ def server_row(kind: str, name: str, proc: subprocess.Popen[bytes], base_url: st
         time.sleep(settle_s)
         return tree_cpu_s(proc.pid)
 
+    idle_from = server_cpu()
+    idle_s = 4 * settle_s
+    time.sleep(idle_s)
+    idle_rate = (tree_cpu_s(proc.pid) - idle_from) / idle_s  # CPU seconds per second, idle
     seq = sequential(direct, system, rounds=a.seq_rounds, n=a.seq_requests, cpu=server_cpu)
     row["sequential"] = seq
-    row["cpu_ms"] = seq["system_cpu_ms"]
+    row["idle_cpu_pct"] = idle_rate * 100.0
+    row["cpu_ms"] = seq["system_cpu_ms"] - idle_rate * settle_s * 1000.0 / a.seq_requests
     return row
 
 
@@ -318,9 +327,11 @@ def report(rows: list[dict[str, Any]], cpu: dict[str, Any], a: argparse.Namespac
         per_core = f"{1000.0 / cpu_ms:.0f}" if cpu_ms and cpu_ms > 0 else "-"
         print(f"{r['name']:<42}{r['direct_median_ms']:>9.2f}ms{r['system_median_ms']:>9.2f}ms{med:>8.2f}ms"
               f"{f'[{q1:.2f}, {q3:.2f}]':>17}{r['added_p99_ms'][1]:>8.2f}ms{seq_txt:>22}{cpu_txt:>11}{per_core:>11}")
+    idle = ", ".join(f"{r['name'].split(',')[0]} {r['name'].split(',')[1].strip()} {r['idle_cpu_pct']:.1f} %"
+                     for r in rows if "idle_cpu_pct" in r)
     print("CPU ms/req: in-process rows, the CPU the system adds to a direct call in the same process (one at a "
-          "time); server rows, the server's whole process tree per request (receive, route, call upstream, send). "
-          "req/s/core = 1000 / CPU ms per request.")
+          "time); server rows, the server's whole process tree per request (receive, route, call upstream, send), "
+          f"net of its idle CPU (of one core: {idle or 'none'}). req/s/core = 1000 / CPU ms per request.")
     print(cpu_line(cpu) + ", same run")
     ours = rows[0]
     low, high = ours["added_median_ci_ms"]
@@ -333,6 +344,11 @@ def report(rows: list[dict[str, Any]], cpu: dict[str, Any], a: argparse.Namespac
             ours_ms = max(a_row["cpu_ms"], 1e-3)
             print(f"Throughput per core, {what}: {b_row['cpu_ms'] / ours_ms:.1f}x LiteLLM's "
                   f"({1000 / ours_ms:.0f} vs {1000 / b_row['cpu_ms']:.0f} requests/s/core; target >= 10x)")
+    if "gthread" in kinds and "uvicorn" in kinds:
+        w, u = kinds["gthread"], kinds["uvicorn"]
+        print(f"ASGI trial, {a.concurrency} streams in flight: gunicorn gthread adds {w['added_median_ms'][1]:.2f} ms "
+              f"at {w['cpu_ms']:.2f} ms CPU per request, uvicorn (async door) {u['added_median_ms'][1]:.2f} ms "
+              f"at {u['cpu_ms']:.2f} ms")
     for r in rows:
         if r["kind"] not in ("router", "proxy") or not r.get("sequential") or not r.get("cpu_ms"):
             continue
