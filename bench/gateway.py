@@ -1,45 +1,48 @@
-"""Bench: the gateway's added latency per request, ours vs LiteLLM's Router, one run.
+"""Bench: the gateway's added latency and CPU per request, ours vs LiteLLM, one run.
 
-Issue "Reliable routing gateway", speed: against a simulator endpoint with no added
-latency, at 50 concurrent requests, measure (system - direct call) at the median and the
-p99, for our gateway (the in-process client ``chat_completion_create``: contract lookup,
-capability selection, the Redis circuit breaker, validation, events queued for the
-writer thread) and for LiteLLM's ``Router`` on the same simulator in the same run.
-Target: our added median <= 2 ms and <= half of LiteLLM's.
+Against a simulator endpoint with no added latency, the same streamed chat completion
+(pinned to one endpoint, read to the end of the body as the OpenAI SDK does) is sent
+directly and through each system, at 50 requests in flight and then one at a time:
 
-Method. Each system is compared with a direct call made from the same interpreter, with
-the same request (a streamed chat completion pinned to one endpoint, read to the end of
-the body as the OpenAI SDK does, so the connection is reused). The 50 requests in flight
-are spread over worker processes (5 x 10 threads by default, like gunicorn workers: one
-Python process is GIL-bound long before 50 streams saturate anything else). Short direct
-and system phases alternate in rounds, all workers in step (a barrier). The added
-latency is taken *within* each round (system p50 minus direct p50 of the same round, and
-the same for p99) and reported as the median over rounds with the interquartile range of
-those per-round differences, and the 95 % confidence interval of that median (order
-statistics): a load spike from another program moves one round, not the estimate. The
-"direct p50/p99" and "system p50/p99" columns pool every round, for scale.
+- **Reverie gateway, in-process** (``chat_completion_create``: contract lookup, edge
+  check, capability selection, the Redis circuit breaker, validation, metrics, events
+  queued for the writer thread);
+- **LiteLLM Router, in-process**, in its own interpreter (``bench/_litellm_router.py``);
+- **Reverie gateway over HTTP** under gunicorn gthread as deployed (``--asgi`` adds the
+  uvicorn trial), and **LiteLLM's proxy** as its users run it (``bench/_peers.py``): one
+  worker process per core each, the client processes sending to them.
 
-The gateway's events are written by a thread a batch a second, after the phase's
-requests; each system phase ends by waiting for that write, so that it never lands in
-the next direct phase. The latency table therefore leaves most of the event-writing CPU
-out; the CPU line below counts it.
+Targets: our added p50 at 50 in flight <= 2 ms; our CPU per request <= 0.1 ms over a
+direct call; throughput per core >= 10x LiteLLM's.
 
-Why it swings, and the second measure. At 50 in flight on 2 cores the simulator, the
-clients and Redis saturate the CPU (direct p50 is ~90 ms for a reply the simulator makes
-in ~3 ms), so latency is roughly in-flight x CPU per request / cores: every 0.04 ms of
-CPU the gateway adds per request shows as ~1 ms of added latency, and whatever else runs
-on the machine moves both. So the run ends with the CPU per request of direct calls and
-of gateway calls in this process (``time.process_time``, every thread: the event writer
-and the watchdog count), one request at a time in alternating blocks: no queueing, stable
-on a busy machine. ``--cpu-only`` runs only that (``--profile FILE`` adds a cProfile).
+Method (``bench/_load.py``). The 50 requests in flight are spread over client processes
+(5 x 10 threads by default). Short direct and system phases alternate in rounds, all
+processes in step at a barrier; the added latency is taken within each round (system p50
+minus direct p50 of the same round) and reported as the median over rounds with its
+interquartile range and the 95 % confidence interval of that median: a load spike from
+another program moves one round, not the estimate. Every barrier, phase and result wait
+has a timeout; a client process that dies or raises ends the bench with its message.
 
-LiteLLM is not a project dependency: it runs in a throwaway virtualenv (``--litellm-venv``,
-default /tmp/litellm-venv), created on first use with
-``python3 -m venv /tmp/litellm-venv && /tmp/litellm-venv/bin/pip install litellm``.
-Pass ``--no-litellm`` to skip it.
+Why latency swings, and the CPU measures. At 50 in flight on 2 cores the clients, the
+system, the simulator and Redis saturate the CPU, so latency is roughly in-flight x CPU
+per request / cores: every 0.04 ms of CPU a system adds per request shows as ~1 ms of
+added latency. So each row also gives its CPU per request, one request at a time: for
+the in-process rows what the system adds to a direct call in the same process
+(``time.process_time``, every thread: our event writer and watchdog count); for the
+server rows the server's whole process tree per request (``/proc``), read after each
+block has settled (our event writer writes a batch a second). Throughput per core is
+1000 / that CPU. The run ends with our in-process CPU line (``--cpu-only`` runs only
+that; ``--profile FILE`` adds a cProfile).
+
+LiteLLM 1.110.2 is a dev dependency (requirements-dev.txt): the Router row uses it. Its
+proxy server needs extras the project does not carry; it runs from a throwaway
+virtualenv (``--litellm-proxy-venv``; the bench prints how to make it when missing).
+``--no-litellm`` skips both LiteLLM rows, ``--no-http`` the server rows. ``--asgi``
+needs uvicorn, which the project does not deploy (the trial lost; routing/README.md,
+"Serving"): ``.venv/bin/pip install uvicorn==0.54.0 uvloop==0.23.0 httptools==0.9.0``.
 
 Run: ``.venv/bin/python bench/gateway.py`` (needs Redis on REDIS_URL; uses a throwaway
-SQLite file for contracts, routes and events).
+SQLite file for contracts, routes, tokens and events).
 """
 
 from __future__ import annotations
@@ -48,23 +51,22 @@ import argparse
 import cProfile
 import gc
 import json
-import multiprocessing
 import os
-import statistics
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from _setup import django_on
+from _load import PHASE_TIMEOUT_S, LoadError, measure, quartiles, run_phase, sequential, tree_cpu_s
+from _peers import start_litellm_proxy, start_ours, stop, stream_caller
+from _setup import ROOT, django_on
 
 django_on(migrate=False)  # a throwaway SQLite file, migrated once the arguments are parsed
 
-import httpx  # noqa: E402
 import redis  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
@@ -89,43 +91,16 @@ FLEET = {
 }
 MESSAGES = [{"role": "user", "content": "Say hello to the traveller."}]
 MAX_TOKENS = 40
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
-def run_phase(call: Callable[[int], None], n: int, concurrency: int) -> list[float]:
-    """Run ``n`` calls on ``concurrency`` threads; per-call latencies in ms."""
-
-    def timed(i: int) -> float:
-        start = time.perf_counter()
-        call(i)
-        return (time.perf_counter() - start) * 1000.0
-
-    with ThreadPoolExecutor(concurrency) as pool:
-        return list(pool.map(timed, range(n)))
+STREAM_CHUNKS = 29  # events the simulator sends for this reply: role, 26 content, finish, usage (and [DONE])
 
 
 def direct_caller(base_url: str) -> Callable[[int], None]:
-    """The same streamed, pinned request the gateway sends, straight to the simulator."""
-    client = httpx.Client(transport=httpx.HTTPTransport(retries=0, limits=httpx.Limits(max_connections=256, max_keepalive_connections=256)))
-    body = json.dumps({"model": MODEL, "messages": MESSAGES, "max_tokens": MAX_TOKENS, "stream": True,
-                       "provider": {"only": [TAG], "allow_fallbacks": False}}).encode()
-    url = base_url + "/chat/completions"
-
-    def call(_: int) -> None:
-        with client.stream("POST", url, content=body, headers={"Content-Type": "application/json"}) as response:
-            # Read to the end of the body, past [DONE], as the OpenAI SDK does: the
-            # connection then goes back to the pool. Stopping at [DONE] closes it, and the
-            # next call pays a new TCP connection on both sides (a slower baseline).
-            for _line in response.iter_lines():
-                pass
-        if response.status_code != 200:
-            raise RuntimeError(f"direct call failed: HTTP {response.status_code}")
-
-    return call
+    """The same streamed, pinned request the gateway sends, straight to the simulator,
+    read to the end of the body (past [DONE]: the connection goes back to the pool;
+    stopping at [DONE] would cost a new TCP connection per call, a slower baseline)."""
+    return stream_caller(base_url + "/chat/completions", {
+        "model": MODEL, "messages": MESSAGES, "max_tokens": MAX_TOKENS, "stream": True,
+        "provider": {"only": [TAG], "allow_fallbacks": False}}, {})
 
 
 def setup_routing() -> None:
@@ -215,186 +190,193 @@ def cpu_line(cpu: dict) -> str:
             f"added {cpu['added_cpu_ms']:.3f} ms [IQR over blocks {q1:.3f}, {q3:.3f}]")
 
 
-def _worker(role: str, base_url: str, barrier: Any, out: Any, n: int, rounds: int, threads: int) -> None:
-    """One worker process (like one gunicorn worker): ``threads`` concurrent requests.
-    Sends back its latencies (ms) per round: ([direct per round], [system per round])."""
+def inprocess_row(base_url: str, a: argparse.Namespace) -> dict[str, Any]:
+    """Our gateway in-process (``chat_completion_create``) at ``a.concurrency`` in flight,
+    then one at a time. Each worker builds its gateway after the fork (this process has
+    none yet: forking one with its threads would be unsafe)."""
     from django.db import connections
 
-    connections.close_all()  # never share the parent's database connection after fork
-    direct = direct_caller(base_url)
-    system = gateway_caller(create=False) if role == "gateway" else direct
-    sink: Any = None
-    if role == "gateway":
+    def make() -> tuple[Callable[[int], None], Callable[[int], None], Callable[[], None]]:
         from routing.services import gateway_get
 
-        sink = gateway_get().sink
+        connections.close_all()  # never share the parent's database connection after fork
+        system = gateway_caller(create=False)
+        sink: Any = gateway_get().sink
+        # Events the writer thread still holds (a batch a second) are written between
+        # phases: their CPU must never land in the next direct phase. The latency table
+        # therefore leaves most event writing out; the CPU line counts it.
+        return direct_caller(base_url), system, (lambda: sink.flush() if hasattr(sink, "flush") else None)
 
-    def flush() -> None:
-        if hasattr(sink, "flush"):
-            sink.flush()
-
-    run_phase(direct, 100, threads)
-    run_phase(system, 100, threads)
-    flush()
-    direct_ms: list[list[float]] = []
-    system_ms: list[list[float]] = []
-    for _ in range(rounds):
-        barrier.wait()  # every worker is in the same phase at the same time
-        direct_ms.append(run_phase(direct, n, threads))
-        barrier.wait()
-        system_ms.append(run_phase(system, n, threads))
-        # Events the writer thread still holds (it writes a batch a second) are written
-        # now, between phases: their CPU must never land in the next direct phase. So
-        # the latency table leaves out most event writing; the CPU line counts it.
-        flush()
-    barrier.wait()
-    out.put((direct_ms, system_ms))
+    row = measure("Reverie gateway, in-process", make, n=a.requests, rounds=a.rounds, concurrency=a.concurrency,
+                  workers=a.workers)
+    row["kind"] = "inprocess"
+    return row
 
 
-def measure(name: str, base_url: str, *, n: int, rounds: int, concurrency: int, workers: int) -> dict:
-    """``concurrency`` requests in flight in total, spread over ``workers`` processes."""
-    ctx = multiprocessing.get_context("fork")
-    barrier = ctx.Barrier(workers)
-    out = ctx.Queue()
-    threads = concurrency // workers
-    procs = [ctx.Process(target=_worker, args=("gateway", base_url, barrier, out, n // workers, rounds, threads))
-             for _ in range(workers)]
-    for proc in procs:
-        proc.start()
-    direct_rounds: list[list[float]] = [[] for _ in range(rounds)]
-    system_rounds: list[list[float]] = [[] for _ in range(rounds)]
-    for _ in procs:
-        d, sys_ms = out.get(timeout=1800)
-        for i in range(rounds):  # round i of every worker ran at the same time
-            direct_rounds[i] += d[i]
-            system_rounds[i] += sys_ms[i]
-    for proc in procs:
-        proc.join(timeout=30)
-    return summarise(name, direct_rounds, system_rounds)
-
-
-def quartiles(values: list[float]) -> tuple[float, float, float]:
-    """(25th percentile, median, 75th percentile)."""
-    if len(values) < 2:
-        return values[0], values[0], values[0]
-    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return q1, q2, q3
-
-
-def median_ci(values: list[float], level: float = 0.95) -> tuple[float, float]:
-    """Distribution-free confidence interval of the median of ``values`` (order
-    statistics: the k-th smallest and k-th largest, k from the binomial(n, 1/2) tail)."""
-    from math import comb
-
-    ordered = sorted(values)
-    n = len(ordered)
-    tail = (1.0 - level) / 2.0
-    k, below = 0, 0.0  # below = P(Binomial(n, 1/2) <= k - 1)
-    while k < n // 2 and below + comb(n, k) / 2**n <= tail:
-        below += comb(n, k) / 2**n
-        k += 1
-    if k == 0:
-        return ordered[0], ordered[-1]  # too few rounds for this level: the whole range
-    return ordered[k - 1], ordered[n - k]
-
-
-def summarise(name: str, direct_rounds: list[list[float]], system_rounds: list[list[float]]) -> dict:
-    """Latencies in ms, per round. The added latency is taken within each round (system
-    p50 minus direct p50 of the same round, same for p99), then summarised over rounds by
-    its median and interquartile range: a load spike from another program hits one
-    round's direct and system phases alike, and a round it hits unevenly moves the
-    quartiles, not the median."""
-    added_p50 = [statistics.median(s) - statistics.median(d) for d, s in zip(direct_rounds, system_rounds, strict=True)]
-    added_p99 = [percentile(s, 0.99) - percentile(d, 0.99) for d, s in zip(direct_rounds, system_rounds, strict=True)]
-    direct_all = [ms for r in direct_rounds for ms in r]
-    system_all = [ms for r in system_rounds for ms in r]
-    return {
-        "name": name,
-        "rounds": len(system_rounds),
-        "requests": len(system_all),
-        "direct_median_ms": statistics.median(direct_all),
-        "direct_p99_ms": percentile(direct_all, 0.99),
-        "system_median_ms": statistics.median(system_all),
-        "system_p99_ms": percentile(system_all, 0.99),
-        "added_median_ms": quartiles(added_p50),
-        "added_median_ci_ms": median_ci(added_p50),
-        "added_p99_ms": quartiles(added_p99),
-    }
-
-
-# The LiteLLM side runs in its own interpreter (its venv); it measures its own direct
-# baseline with the same request, so both overheads are "system minus direct".
-LITELLM_WORKER = r'''
-import json, os, statistics, sys, time
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-from concurrent.futures import ThreadPoolExecutor
-import httpx
-import litellm
-from litellm import Router
-litellm.telemetry = False
-litellm.suppress_debug_info = True
-base_url, model, tag, max_tokens, n, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
-concurrency = int(sys.argv[7]) // int(sys.argv[8])  # threads per worker process
-messages = [{"role": "user", "content": "Say hello to the traveller."}]
-provider = {"only": [tag], "allow_fallbacks": False}
-router = Router(model_list=[{"model_name": "bench", "litellm_params": {
-    "model": "openai/" + model, "api_base": base_url, "api_key": "sk-bench", "extra_body": {"provider": provider}}}],
-    num_retries=0)
-client = httpx.Client(transport=httpx.HTTPTransport(retries=0, limits=httpx.Limits(max_connections=256, max_keepalive_connections=256)))
-body = json.dumps({"model": model, "messages": messages, "max_tokens": max_tokens, "stream": True, "provider": provider}).encode()
-def direct(_):
-    with client.stream("POST", base_url + "/chat/completions", content=body, headers={"Content-Type": "application/json"}) as r:
-        for line in r.iter_lines():
-            pass
-def system(_):
-    stream = router.completion(model="bench", messages=messages, max_tokens=max_tokens, stream=True)
-    for _chunk in stream:
-        pass
-def phase(call, count):
-    def timed(i):
-        s = time.perf_counter(); call(i); return (time.perf_counter() - s) * 1000.0
-    with ThreadPoolExecutor(concurrency) as pool:
-        return list(pool.map(timed, range(count)))
-import multiprocessing
-workers = int(sys.argv[8])
-def worker(barrier, out):
-    phase(direct, 100); phase(system, 100)
-    d, s = [], []
-    for _ in range(rounds):
-        barrier.wait(); d.append(phase(direct, n // workers))
-        barrier.wait(); s.append(phase(system, n // workers))
-    barrier.wait()
-    out.put((d, s))
-ctx = multiprocessing.get_context("fork")
-barrier = ctx.Barrier(workers); out = ctx.Queue()
-procs = [ctx.Process(target=worker, args=(barrier, out)) for _ in range(workers)]
-for p in procs: p.start()
-d, s = [[] for _ in range(rounds)], [[] for _ in range(rounds)]
-for _ in procs:
-    a, b = out.get()
-    for i in range(rounds): d[i] += a[i]; s[i] += b[i]
-for p in procs: p.join()
-print(json.dumps({"direct": d, "system": s, "version": __import__("importlib.metadata").metadata.version("litellm")}))
-'''
-
-
-def litellm_measure(venv: Path, base_url: str, *, n: int, rounds: int, concurrency: int, workers: int) -> dict:
-    python = venv / "bin" / "python"
-    if not python.exists():
-        raise SystemExit(
-            f"LiteLLM venv not found at {venv}. Create it (not a project dependency):\n"
-            f"  python3 -m venv {venv} && {venv}/bin/pip install litellm\n"
-            "or run with --no-litellm."
+def router_row(base_url: str, a: argparse.Namespace) -> dict[str, Any]:
+    """LiteLLM's Router, in-process in its own interpreter (``bench/_litellm_router.py``)."""
+    args = {"base_url": base_url, "model": MODEL, "tag": TAG, "max_tokens": MAX_TOKENS, "n": a.requests,
+            "rounds": a.rounds, "concurrency": a.concurrency, "workers": a.workers, "seq_rounds": a.seq_rounds,
+            "seq_n": a.seq_requests, "cpu_blocks": max(1, a.cpu_requests // 50)}
+    try:
+        done = subprocess.run(  # noqa: S603 - our own bench script, our interpreter
+            [sys.executable, str(Path(__file__).with_name("_litellm_router.py")), json.dumps(args)],
+            capture_output=True, text=True, check=False, timeout=PHASE_TIMEOUT_S * (2 * a.rounds + 8),
         )
-    done = subprocess.run(  # noqa: S603 - our own worker script in the given venv
-        [str(python), "-c", LITELLM_WORKER, base_url, MODEL, TAG, str(MAX_TOKENS), str(n), str(rounds), str(concurrency), str(workers)],
-        capture_output=True, text=True, check=False, timeout=1800,
-    )
+    except subprocess.TimeoutExpired:
+        raise LoadError("LiteLLM Router: its bench process gave no result in time; stopped") from None
     if done.returncode != 0:
-        raise SystemExit(f"LiteLLM worker failed:\n{done.stderr[-3000:]}")
+        raise LoadError(f"LiteLLM Router: its bench process failed:\n{done.stderr[-3000:]}")
     data = json.loads(done.stdout.strip().splitlines()[-1])
-    result = summarise(f"LiteLLM Router {data['version']}", data["direct"], data["system"])
-    return result
+    row = data["concurrent"]
+    row["name"] = f"LiteLLM {data['version']} Router, in-process"
+    row["sequential"] = data["sequential"]
+    row["cpu_ms"] = data["system_cpu_ms"] - data["direct_cpu_ms"]
+    row["kind"] = "router"
+    return row
+
+
+def server_row(kind: str, name: str, proc: subprocess.Popen[bytes], base_url: str, url: str, body: dict[str, Any],
+               headers: dict[str, str], a: argparse.Namespace, *, settle_s: float) -> dict[str, Any]:
+    """An HTTP gateway already serving at ``url``: ``a.concurrency`` streams in flight
+    from forked client processes, then one at a time, with the server's own CPU per
+    request (its whole process tree, ``/proc``) over the one-at-a-time blocks. Each
+    block waits ``settle_s`` before reading that CPU, so work a server defers (our event
+    writer: a batch a second) is counted with its requests; what the server burns idle
+    over those waits (timers, heartbeats: measured over an idle window first) is taken
+    out again, so a settle wait never counts as serving."""
+    direct_body = {"model": MODEL, "messages": MESSAGES, "max_tokens": MAX_TOKENS, "stream": True,
+                   "provider": {"only": [TAG], "allow_fallbacks": False}}
+
+    def make() -> tuple[Callable[[int], None], Callable[[int], None], Callable[[], None]]:
+        return (stream_caller(base_url + "/chat/completions", direct_body, {}), stream_caller(url, body, headers),
+                lambda: None)
+
+    row = measure(name, make, n=a.requests, rounds=a.rounds, concurrency=a.concurrency, workers=a.workers)
+    row["kind"] = kind
+    direct, system = make()[:2]
+    run_phase(direct, 30, 1)
+    run_phase(system, 30, 1)
+
+    def server_cpu() -> float:
+        time.sleep(settle_s)
+        return tree_cpu_s(proc.pid)
+
+    idle_from = server_cpu()
+    idle_s = 4 * settle_s
+    time.sleep(idle_s)
+    idle_rate = (tree_cpu_s(proc.pid) - idle_from) / idle_s  # CPU seconds per second, idle
+    seq = sequential(direct, system, rounds=a.seq_rounds, n=a.seq_requests, cpu=server_cpu)
+    row["sequential"] = seq
+    row["idle_cpu_pct"] = idle_rate * 100.0
+    row["cpu_ms"] = seq["system_cpu_ms"] - idle_rate * settle_s * 1000.0 / a.seq_requests
+    return row
+
+
+def http_rows(base_url: str, a: argparse.Namespace) -> list[dict[str, Any]]:
+    """Ours under gunicorn gthread (as deployed) and LiteLLM's proxy (as its users run
+    it), one after the other, each with ``a.server_workers`` worker processes."""
+    from core.tokens import service_token_issue
+
+    rows = []
+    _, token = service_token_issue(f"bench-{uuid.uuid4().hex[:8]}")
+    env = {**os.environ, "OPENROUTER_BASE_URL": base_url, "OPENROUTER_API_KEY": "sk-or-v1-bench",
+           "ROUTING_BREAKER_PREFIX": settings.ROUTING_BREAKER_PREFIX}
+    body = {"messages": MESSAGES, "max_tokens": MAX_TOKENS, "stream": True}
+    servers = [("gthread", f"Reverie gateway, gunicorn gthread {a.server_workers}w")]
+    if a.asgi:
+        servers.append(("uvicorn", f"Reverie gateway, uvicorn ASGI {a.server_workers}w"))
+    for server, name in servers:
+        port = free_port()
+        proc = None
+        try:
+            proc = start_ours(ROOT, env, port, workers=a.server_workers, server=server)
+            rows.append(server_row(server, name, proc, base_url, f"http://127.0.0.1:{port}/v1/chat/completions", body,
+                                   {"Authorization": f"Bearer {token}", "X-Routing-Contract": "bench-chat@1"}, a,
+                                   settle_s=1.3))
+        finally:
+            stop(proc)
+    if not a.no_litellm_proxy:
+        port = free_port()
+        proc = None
+        try:
+            proc = start_litellm_proxy(a.litellm_proxy_venv, base_url, MODEL, TAG, port, workers=a.server_workers,
+                                       master_key="sk-bench-master")
+            rows.append(server_row("proxy", f"LiteLLM proxy, uvicorn {a.server_workers}w", proc, base_url,
+                                   f"http://127.0.0.1:{port}/v1/chat/completions", {**body, "model": "bench"},
+                                   {"Authorization": "Bearer sk-bench-master"}, a, settle_s=1.3))
+        finally:
+            stop(proc)
+    return rows
+
+
+def report(rows: list[dict[str, Any]], cpu: dict[str, Any], a: argparse.Namespace) -> None:
+    print(f"\nAdded latency per request (system - direct, the same streamed request), {a.concurrency} in flight "
+          f"({a.workers} client processes x {a.concurrency // a.workers} threads), {a.rounds} rounds x {a.requests} "
+          f"requests; then one at a time ({a.seq_rounds} rounds x {a.seq_requests}); simulator with no added latency; "
+          f"{os.cpu_count()} CPUs shared by the clients, the system, the simulator and Redis.")
+    print("added = median over rounds of (system p50 - direct p50) of the same round [interquartile range over rounds]")
+    head = (f"{'system':<42}{'direct p50':>11}{'system p50':>11}{'added p50':>10}{'[IQR]':>17}{'added p99':>10}"
+            f"{'1-at-a-time added p50':>22}{'CPU ms/req':>11}{'req/s/core':>11}")
+    print(head)
+    for r in rows:
+        q1, med, q3 = r["added_median_ms"]
+        seq = r.get("sequential")
+        seq_txt = f"{seq['added_median_ms'][1]:.2f} ms" if seq else "-"
+        cpu_ms = r.get("cpu_ms")
+        cpu_txt = f"{cpu_ms:.3f}" if cpu_ms is not None else "-"
+        per_core = f"{1000.0 / cpu_ms:.0f}" if cpu_ms and cpu_ms > 0 else "-"
+        print(f"{r['name']:<42}{r['direct_median_ms']:>9.2f}ms{r['system_median_ms']:>9.2f}ms{med:>8.2f}ms"
+              f"{f'[{q1:.2f}, {q3:.2f}]':>17}{r['added_p99_ms'][1]:>8.2f}ms{seq_txt:>22}{cpu_txt:>11}{per_core:>11}")
+    idle = ", ".join(f"{r['name'].split(',')[0]} {r['name'].split(',')[1].strip()} {r['idle_cpu_pct']:.1f} %"
+                     for r in rows if "idle_cpu_pct" in r)
+    print("CPU ms/req: in-process rows, the CPU the system adds to a direct call in the same process (one at a "
+          "time); server rows, the server's whole process tree per request (receive, route, call upstream, send), "
+          f"net of its idle CPU (of one core: {idle or 'none'}). req/s/core = 1000 / CPU ms per request.")
+    print(cpu_line(cpu) + ", same run")
+    ours = rows[0]
+    low, high = ours["added_median_ci_ms"]
+    print(f"95 % confidence interval of our in-process added median over {ours['rounds']} rounds: {low:.2f} .. {high:.2f} ms")
+    kinds = {r["kind"]: r for r in rows}
+    for mine, theirs, what in (("inprocess", "router", "in-process, our added CPU vs the Router's"),
+                               ("gthread", "proxy", "servers, our server CPU per request vs the proxy's")):
+        a_row, b_row = kinds.get(mine), kinds.get(theirs)
+        if a_row and b_row and a_row.get("cpu_ms") and b_row.get("cpu_ms"):
+            ours_ms = max(a_row["cpu_ms"], 1e-3)
+            print(f"Throughput per core, {what}: {b_row['cpu_ms'] / ours_ms:.1f}x LiteLLM's "
+                  f"({1000 / ours_ms:.0f} vs {1000 / b_row['cpu_ms']:.0f} requests/s/core; target >= 10x)")
+    if "gthread" in kinds and "uvicorn" in kinds:
+        w, u = kinds["gthread"], kinds["uvicorn"]
+        print(f"ASGI trial, {a.concurrency} streams in flight: gunicorn gthread adds {w['added_median_ms'][1]:.2f} ms "
+              f"at {w['cpu_ms']:.2f} ms CPU per request, uvicorn (async door) {u['added_median_ms'][1]:.2f} ms "
+              f"at {u['cpu_ms']:.2f} ms")
+    for r in rows:
+        if r["kind"] not in ("router", "proxy") or not r.get("sequential") or not r.get("cpu_ms"):
+            continue
+        seq_added = r["sequential"]["added_median_ms"][1]
+        # At N in flight on C cores that the whole bench shares, a CPU-bound request queues
+        # behind the others: each ms of CPU per request shows as about N / C ms of latency.
+        queueing = a.concurrency * r["cpu_ms"] / (os.cpu_count() or 1)
+        print(f"{r['name']}: one at a time it adds {seq_added:.2f} ms; at {a.concurrency} in flight "
+              f"{r['added_median_ms'][1]:.2f} ms. Its {r['cpu_ms']:.2f} ms of CPU per request, queued "
+              f"{a.concurrency} deep on {os.cpu_count()} cores shared with the clients and the simulator, "
+              f"predicts about {queueing:.0f} ms.")
+    print("Published figures: LiteLLM's docs give 2-12 ms of proxy overhead, GoModel's benchmark about 30 ms p50 on "
+          "2 vCPUs at high load. Both put the proxy on machines of its own with the load generator elsewhere; here the "
+          "clients, the simulator and the proxy share 2 cores, so the one-at-a-time figure is the one to set beside "
+          "the docs' range, and the 50-in-flight figure grows with CPU per request x in flight / cores (the line above).")
+    peer = kinds.get("router") or kinds.get("proxy")
+    if peer and peer.get("cpu_ms"):
+        # A cProfile of the Router on this request: nearly all of its time is under its
+        # stream wrapper, per chunk (LiteLLM's chunk builder and the OpenAI SDK's model
+        # construction for every chunk), not in routing.
+        print(f"Most of LiteLLM's CPU here is per streamed chunk (its stream wrapper and the OpenAI SDK's models, built "
+              f"for each of this reply's ~{STREAM_CHUNKS} chunks: about {peer['cpu_ms'] / STREAM_CHUNKS:.1f} ms each); "
+              "a figure measured on a short or non-streamed reply would leave most of that out.")
+    verdict = f"ours {ours['added_median_ms'][1]:.2f} ms {'<=' if ours['added_median_ms'][1] <= 2.0 else '>'} 2 ms"
+    added_cpu = cpu["added_cpu_ms"]
+    print(f"Targets: added p50 at {a.concurrency} in flight <= 2 ms: {verdict}; "
+          f"CPU per request <= 0.1 ms over direct: {added_cpu:.3f} ms ({'met' if added_cpu <= 0.1 else 'NOT met'})")
 
 
 def main() -> None:
@@ -404,13 +386,26 @@ def main() -> None:
                         help="alternating direct/system rounds (short phases: load spikes on a shared machine hit both)")
     parser.add_argument("--concurrency", type=int, default=50, help="requests in flight in total")
     parser.add_argument("--workers", type=int, default=5,
-                        help="processes sharing the concurrency, like gunicorn workers (1 = one process)")
-    parser.add_argument("--litellm-venv", type=Path, default=Path("/tmp/litellm-venv"))
-    parser.add_argument("--no-litellm", action="store_true")
+                        help="client processes sharing the concurrency, like gunicorn workers (1 = one process)")
+    parser.add_argument("--seq-rounds", type=int, default=10, help="one-at-a-time rounds per row")
+    parser.add_argument("--seq-requests", type=int, default=20, help="one-at-a-time requests per round and side")
+    parser.add_argument("--server-workers", type=int, default=os.cpu_count() or 2,
+                        help="worker processes of each HTTP server (ours and LiteLLM's proxy): one per core")
+    parser.add_argument("--litellm-proxy-venv", type=Path, default=Path("/tmp/litellm-proxy-venv"))
+    parser.add_argument("--no-litellm", action="store_true", help="no LiteLLM rows (Router and proxy)")
+    parser.add_argument("--no-litellm-proxy", action="store_true", help="no LiteLLM proxy row")
+    parser.add_argument("--no-http", action="store_true", help="no HTTP server rows (ours and LiteLLM's proxy)")
+    parser.add_argument("--asgi", action="store_true", help="also our gateway under uvicorn (the ASGI trial)")
     parser.add_argument("--cpu-requests", type=int, default=500, help="sequential requests per side of the CPU harness")
     parser.add_argument("--cpu-only", action="store_true", help="only the in-process CPU harness (no concurrency)")
     parser.add_argument("--profile", type=Path, help="with --cpu-only: write a cProfile of the gateway phase here")
     args = parser.parse_args()
+    if args.no_litellm:
+        args.no_litellm_proxy = True
+    for name in ("requests", "rounds", "concurrency", "workers", "seq_rounds", "seq_requests", "server_workers",
+                 "cpu_requests"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
 
     call_command("migrate", verbosity=0)
     prefix = f"bench:breaker:{uuid.uuid4().hex}"
@@ -422,20 +417,25 @@ def main() -> None:
     base_url = f"http://127.0.0.1:{port}/api/v1"
     settings.OPENROUTER_BASE_URL = base_url
     settings.OPENROUTER_API_KEY = "sk-or-v1-bench"
-    results = []
+    rows: list[dict[str, Any]] = []
     try:
         setup_routing()
         if args.cpu_only:
             print(cpu_line(cpu_per_request(base_url, n=args.cpu_requests, profile=args.profile)))
             return
-        results.append(measure("Reverie gateway", base_url, n=args.requests, rounds=args.rounds,
-                               concurrency=args.concurrency, workers=args.workers))
+        rows.append(inprocess_row(base_url, args))
         if not args.no_litellm:
-            results.append(litellm_measure(args.litellm_venv, base_url, n=args.requests, rounds=args.rounds,
-                                           concurrency=args.concurrency, workers=args.workers))
+            rows.append(router_row(base_url, args))
+        if not args.no_http:
+            rows.extend(http_rows(base_url, args))
         # After the workers are gone: this process has no gateway yet (forking one with
         # its threads would be unsafe), and the simulator is idle again.
         cpu = cpu_per_request(base_url, n=args.cpu_requests)
+        rows[0]["cpu_ms"] = cpu["added_cpu_ms"]
+        rows[0]["sequential"] = sequential(direct_caller(base_url), gateway_caller(create=False),
+                                           rounds=args.seq_rounds, n=args.seq_requests)
+    except LoadError as exc:
+        raise SystemExit(f"bench stopped: {exc}") from None
     finally:
         sim.terminate()
         sim.wait(timeout=10)
@@ -443,30 +443,7 @@ def main() -> None:
         keys = list(client.scan_iter(f"{prefix}:*"))
         if keys:
             client.delete(*keys)
-
-    print(f"\nAdded latency per request (system - direct), {args.concurrency} concurrent "
-          f"({args.workers} processes x {args.concurrency // args.workers} threads), "
-          f"{args.rounds} rounds x {args.requests} requests per system, simulator with no added latency, "
-          f"{os.cpu_count()} CPUs shared with the simulator and Redis.")
-    print("added = median over rounds of (system - direct) of the same round [interquartile range over rounds]; "
-          "event writes happen between phases (their CPU is in the CPU line):")
-    print(f"{'system':<28}{'direct p50':>12}{'system p50':>12}{'added p50':>11}{'[IQR]':>18}"
-          f"{'direct p99':>12}{'system p99':>12}{'added p99':>11}{'[IQR]':>18}")
-    for r in results:
-        q1, med, q3 = r["added_median_ms"]
-        p1, p99, p3 = r["added_p99_ms"]
-        print(f"{r['name']:<28}{r['direct_median_ms']:>10.2f}ms{r['system_median_ms']:>10.2f}ms{med:>9.2f}ms"
-              f"{f'[{q1:.2f}, {q3:.2f}]':>18}"
-              f"{r['direct_p99_ms']:>10.2f}ms{r['system_p99_ms']:>10.2f}ms{p99:>9.2f}ms{f'[{p1:.2f}, {p3:.2f}]':>18}")
-    print(cpu_line(cpu) + ", same run")
-    ours = results[0]["added_median_ms"][1]
-    low, high = results[0]["added_median_ci_ms"]
-    print(f"95 % confidence interval of our added median over {results[0]['rounds']} rounds: {low:.2f} .. {high:.2f} ms")
-    verdict = [f"ours {ours:.2f} ms {'<=' if ours <= 2.0 else '>'} 2 ms"]
-    if len(results) > 1:
-        theirs = results[1]["added_median_ms"][1]
-        verdict.append(f"{'<=' if ours <= theirs / 2 else '>'} half of LiteLLM's ({theirs / 2:.2f} ms)")
-    print("Target (added median <= 2 ms and <= half of LiteLLM's): " + ", ".join(verdict))
+    report(rows, cpu, args)
 
 
 if __name__ == "__main__":

@@ -257,6 +257,8 @@ ROUTING_BREAKER_PREFIX = env.str("ROUTING_BREAKER_PREFIX", default="routing:brea
 # Prompts and outputs in request/attempt events: "hash" (SHA-256) or "redact".
 ROUTING_EVENT_CONTENT = env.str("ROUTING_EVENT_CONTENT", default="hash")
 ROUTING_EVENTS_ASYNC = env.bool("ROUTING_EVENTS_ASYNC", default=True)
+# The gateway's door under ASGI (reverie_ops/asgi.py sets it): the async view.
+ROUTING_ASYNC_VIEW = env.bool("ROUTING_ASYNC_VIEW", default=False)
 ROUTING_CACHE_S = env.float("ROUTING_CACHE_S", default=5.0)
 ROUTING_CONNECT_TIMEOUT_S = env.float("ROUTING_CONNECT_TIMEOUT_S", default=3.0)
 ROUTING_MAX_CONNECTIONS = env.int("ROUTING_MAX_CONNECTIONS", default=256)

@@ -154,6 +154,7 @@ def test_a_last_line_without_newline_is_folded_at_the_end_of_the_body():
     b'{"a":"\\ud83d"}',  # a lone surrogate escape (a host splitting an emoji): accepted as json.loads does
     b'{"a":NaN,"b":1e400}',
     b'{"a":123456789012345678901234567890}',
+    b'{"a":-9223372036854775809,"b":18446744073709551616}',  # just past 64 bits: still exact integers
     b'{"a":1,"a":2}',
     b'\xef\xbb\xbf{"a":1}',  # a byte-order mark
 ])
@@ -167,3 +168,42 @@ def test_the_frame_decoder_refuses_what_json_loads_refuses(frame):
         json.loads(frame)
     with pytest.raises(ValueError):
         decode_json(frame, invalid_utf8="reject")
+
+
+def test_one_event_per_chunk_folds_as_the_splitter_does():
+    # Upstreams write one event per chunk; that shape skips the splitter (routing.stream).
+    events = [
+        b'data: {"id":"gen-2","provider":"Swift","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}\n\n',
+        b': OPENROUTER PROCESSING\n\n',
+        b'data: {"choices":[{"index":0,"delta":{"content":"caf\xc3\xa9 "}}]}\r\n\n',
+        b'data:  {"choices":[{"index":0,"delta":{"content":"ok"}}]}\n\n',
+        b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n',
+        b'data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2}}\n\n',
+        b'data: [DONE]\n\n',
+    ]
+    by_bytes = ChatStream()
+    for byte in b"".join(events):
+        by_bytes.feed(bytes([byte]))
+    by_bytes.feed_end()
+    by_event = ChatStream()
+    for event in events:
+        by_event.feed(event)
+    by_event.feed_end()
+    assert by_event.answer() == by_bytes.answer()
+    assert by_event.answer().content == "café ok" and by_event.answer().generation_id == "gen-2"
+    assert by_event.done and by_event.finished and by_event.usage == {"prompt_tokens": 5, "completion_tokens": 2}
+
+
+def test_an_event_chunk_after_an_oversized_line_is_still_refused():
+    stream = ChatStream(max_line_bytes=200)
+    # The splitter hands out the event before the oversized line and refuses on the next call.
+    stream.feed(b'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\ndata: ' + b"z" * 300 + b"\n\n")
+    assert stream.content_so_far == "a"
+    with pytest.raises(InvalidBodyError):
+        stream.feed(b'data: {"choices":[{"index":0,"delta":{"content":"b"}}]}\n\n')
+
+
+def test_an_event_chunk_over_the_line_cap_is_refused():
+    stream = ChatStream(max_line_bytes=100)
+    with pytest.raises(InvalidBodyError):
+        stream.feed(b'data: {"choices":[{"index":0,"delta":{"content":"' + b"q" * 200 + b'"}}]}\n\n')
