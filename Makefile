@@ -5,6 +5,9 @@ PIP := .venv/bin/pip
 # Tests run on PostgreSQL and Redis on loopback, as on our machines and in CI.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/reverie_ops
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
+# pytest-xdist workers for `make test`: whole modules per worker, the slow ones first
+# (tests/conftest.py); most tests wait on I/O, so 4 pay on 2 cores. 0 runs serially.
+TEST_WORKERS ?= 4
 DEMO_DATABASE_URL ?= sqlite:///$(CURDIR)/demo.sqlite3
 DEMO_ADDR ?= 127.0.0.1:8000
 
@@ -32,7 +35,7 @@ demo: venv
 test: venv services
 	@bash scripts/browser.sh
 	@bash scripts/prometheus.sh
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -q $(PYTEST_ARGS)
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 lint: venv
 	$(PY) -m ruff check .

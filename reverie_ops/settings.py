@@ -246,6 +246,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # How often (s) and every how many checks workers look for such messages (kombu).
     "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL_S", default=10),
     "unacked_restore_throttle": env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=10),
+    # A prefix on every key the broker writes (kombu's ``global_keyprefix``: queues,
+    # bindings, the unacknowledged set), for a Redis database shared with another
+    # deployment or test run: each sees, restores and drains only its own messages.
+    "global_keyprefix": env.str("CELERY_BROKER_KEY_PREFIX", default=""),
 }
 CELERY_TASK_ROUTES = {"canary.tasks.*": {"queue": "canary"}}
 CELERY_TASK_DEFAULT_QUEUE = "canary"

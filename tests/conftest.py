@@ -114,13 +114,21 @@ def start_sim(tmp_path: Path, shared_simulator: SharedSimulator) -> Iterator[Cal
         sim.stop()
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under ``-n N --dist loadgroup`` the Celery tests (one broker, whose queues a worker
-    of any of them would drain) run one after another on one xdist worker; everything
-    else spreads. Without xdist the group mark does nothing."""
+    """Modules with a test marked ``slow(seconds)`` (one that waits tens of seconds: a
+    broker's visibility timeout, a host slower than the TTFT limit) run first, the
+    longest first. ``make test`` hands whole modules to its xdist workers in this order
+    (``--dist loadfile``), so no worker starts such a module when the others are nearly
+    done. Last among the hooks, after pytest-django's own ordering; the sort is stable,
+    so the order within a module and among the other modules stays as it was."""
+    wait_s: dict[str, float] = {}
     for item in items:
-        if item.get_closest_marker("celery") is not None:
-            item.add_marker(pytest.mark.xdist_group("celery"))
+        mark = item.get_closest_marker("slow")
+        if mark is not None:
+            module = item.nodeid.split("::")[0]
+            wait_s[module] = max(wait_s.get(module, 0.0), float(mark.args[0]) if mark.args else 0.0)
+    items.sort(key=lambda item: (item.nodeid.split("::")[0] not in wait_s, -wait_s.get(item.nodeid.split("::")[0], 0.0)))
 
 
 @pytest.fixture

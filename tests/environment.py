@@ -14,3 +14,11 @@ import secrets
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-run-" + secrets.token_urlsafe(48))
 os.environ.setdefault("DJANGO_HTTPS", "false")
+
+# Each pytest-xdist worker (and the Celery workers, web servers and commands its tests
+# start, which inherit this) keeps its broker keys under a prefix of its own: tests on
+# different xdist workers each start Celery workers, and on one shared queue a worker of
+# one test would take another test's tasks and run them against the wrong database. Set,
+# not defaulted: the workers inherit the environment of the xdist controller process.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ["CELERY_BROKER_KEY_PREFIX"] = f"test:{os.environ['PYTEST_XDIST_WORKER']}:"

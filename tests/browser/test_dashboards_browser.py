@@ -104,6 +104,7 @@ def run_round(at, language: str) -> dict:
     return json.loads(out.getvalue())
 
 
+@pytest.mark.slow(30)
 def test_staff_read_the_dashboards_and_lift_a_suspension(live_server, start_sim, use_sim):
     use_sim(start_sim(FLEETS / "default.json"))
     # Two enforce rounds in the last hour: the broken hosts are suspended now.

@@ -70,6 +70,7 @@ def test_the_demos_last_round_runs_now_and_the_first_30_minutes_before():
     assert demo_first_round_at(now, 3) == now - timedelta(hours=1)
 
 
+@pytest.mark.slow(25)
 def test_the_demo_stamps_no_round_in_the_future(settings, monkeypatch):
     settings.OPENROUTER_BASE_URL = settings.OPENROUTER_BASE_URL  # restored after the test
     monkeypatch.setenv("OPENROUTER_BASE_URL", settings.OPENROUTER_BASE_URL)

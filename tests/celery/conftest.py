@@ -46,17 +46,22 @@ class Worker:
                 self.proc.wait(5)
 
 
-# The broker's own keys (kombu's queues, bindings and unacked set) and the canary's rate
-# counters: what a Celery test leaves behind. Other keys of the database (breakers of
-# tests running beside this one, on another xdist worker) are not ours to drop.
-BROKER_KEYS = ("canary", "celery", "unacked*", "_kombu.*", "canary:rl:*")
+# The broker's own keys (kombu's queues, bindings and unacked set, under this xdist
+# worker's CELERY_BROKER_KEY_PREFIX) and the canary's rate counters: what a Celery test
+# leaves behind. Other keys of the database (another xdist worker's broker, breakers of
+# tests running beside this one) are not ours to drop.
+BROKER_KEYS = ("canary", "celery", "unacked*", "_kombu.*")
+RATE_KEYS = ("canary:rl:*",)
+READY_TIMEOUT_S = 90.0
 
 
 @pytest.fixture
 def broker_clean() -> None:
-    """Empty the test broker of Celery's keys so no message of an earlier test is delivered."""
+    """Empty this worker's broker keys so no message of an earlier test is delivered."""
+    prefix = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("global_keyprefix", "")
     client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-    keys = [k for pattern in BROKER_KEYS for k in client.scan_iter(match=pattern, count=1000)]
+    patterns = [prefix + p for p in BROKER_KEYS] + list(RATE_KEYS)
+    keys = [k for pattern in patterns for k in client.scan_iter(match=pattern, count=1000)]
     if keys:
         client.delete(*keys)
 
@@ -85,14 +90,16 @@ def start_worker(transactional_db, tmp_path, broker_clean) -> Iterator[Callable[
         )
         worker = Worker(proc, log)
         workers.append(worker)
-        deadline = time.monotonic() + 30
+        # A wait, not a check: on a loaded machine a worker's start (Django, the language
+        # models) has taken over 30 s; a healthy one is ready in a few seconds.
+        deadline = time.monotonic() + READY_TIMEOUT_S
         while time.monotonic() < deadline:
             if b"ready." in log.read_bytes():
                 return worker
             if proc.poll() is not None:
                 raise RuntimeError(f"worker exited: {log.read_text()[-3000:]}")
             time.sleep(0.2)
-        raise RuntimeError(f"worker not ready in 30 s: {log.read_text()[-3000:]}")
+        raise RuntimeError(f"worker not ready in {READY_TIMEOUT_S:.0f} s: {log.read_text()[-3000:]}")
 
     yield _start
     for worker in workers:

@@ -87,6 +87,7 @@ def test_a_duplicate_trigger_for_the_same_slot_is_a_no_op(start_sim, use_sim, st
     assert Round.objects.filter(model_id=MODEL, trigger="schedule").count() == 1
 
 
+@pytest.mark.slow(35)
 def test_a_worker_killed_mid_round_loses_nothing_and_suspends_nobody(start_sim, use_sim, start_worker):
     slow = {"ttft_ms": [300, 4000]}
     use_sim(start_sim(fleet([endpoint(n, slow) for n in ("Atlas", "Harbor", "Indigo", "Lumen", "Nimbus", "Orchid")])))

@@ -124,6 +124,7 @@ def _get(base: str, path: str, token: str) -> tuple[httpx.Response, float]:
     return response, time.monotonic() - start
 
 
+@pytest.mark.slow(30)
 def test_database_down_is_a_json_503_with_retry_after_within_2_s_and_recovers(web: tuple[str, str, Cluster]):
     base, token, cluster = web
     for path in PATHS:

@@ -21,6 +21,7 @@ pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 DEFAULTS = {"CELERY_UNACKED_RESTORE_INTERVAL_S": "10", "CELERY_UNACKED_RESTORE_THROTTLE": "10"}
 
 
+@pytest.mark.slow(120)
 def test_a_worker_killed_mid_round_on_the_defaults_costs_no_probe(start_sim, use_sim, start_worker):
     budget_s = settings.CANARY_ROUND_BUDGET_S
     slow = {"ttft_ms": [300, 3000]}

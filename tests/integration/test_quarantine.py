@@ -30,6 +30,7 @@ def ignore_list(model: str, *args: str) -> dict:
 MODEL = "meta-llama/llama-3.3-70b-instruct"
 
 
+@pytest.mark.slow(20)
 def test_two_enforce_rounds_suspend_the_broken_hosts_of_the_default_fleet(start_sim, use_sim):
     use_sim(start_sim(FLEETS / "default.json"))
     first = run_round("--mode", "enforce", "--language", "pt", "--now", "2026-11-29T10:00:00Z")

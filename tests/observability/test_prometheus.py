@@ -86,6 +86,7 @@ def _value_eventually(base: str, expr: str, expected: float, timeout_s: float = 
     raise AssertionError(f"{expr}: expected {expected}, Prometheus says {last}")
 
 
+@pytest.mark.slow(30)
 def test_prometheus_reads_gateway_canary_and_worker_metrics_after_known_traffic(
         tmp_path, gateway_world, start_worker, settings):  # noqa: F811 - fixture
     binary = _prometheus_binary()

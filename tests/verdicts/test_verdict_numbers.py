@@ -52,6 +52,7 @@ def test_language_drift_into_the_rounds_own_language_is_not_observable(start_sim
     assert {ep["tag"]: ep["outcome"] for ep in report["endpoints"]}["borealis/fp8"] == "clean"
 
 
+@pytest.mark.slow(15)
 def test_a_healthy_fleet_never_fails_in_any_of_the_17_languages(start_sim, use_sim, fast_limits):
     use_sim(start_sim(healthy_fleet(15)))
     fails = []
