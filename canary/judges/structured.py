@@ -2,7 +2,8 @@
 
 The parse ladder and its classes follow docs/sources/text-checks.md, "Structured output"; validation uses jsonschema
 Draft 2020-12 with format checking on ("Structured output": without a format checker ``format`` is only
-an annotation, and ``jsonschema[format-nongpl]`` supplies date-time, uri, …).
+an annotation; the packages of jsonschema's "format-nongpl" extra, pinned in requirements.txt
+less the iri parser, supply date-time, uri, …).
 
 Only ``ok_strict`` can pass. A probe sends ``response_format: json_schema`` with strict
 mode, so a fenced or prose-wrapped object is a failure even when the object inside is
