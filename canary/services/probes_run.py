@@ -21,6 +21,7 @@ from django.db.models import Count, OuterRef, Subquery
 from canary import probes as probe_mod
 from canary.db import connection_release
 from canary.judges._guard import json_safe
+from canary.judges.detector import warm_up
 from canary.models import Endpoint, ProbeResult, Round
 from canary.probes import EndpointFacts, ProbeOutcome
 from canary.ratelimit import provider_limiter
@@ -188,6 +189,11 @@ def endpoint_probes_run(
         return 0
     endpoints = {ep.pk: ep for ep in Endpoint.objects.filter(pk__in={j.endpoint_id for j in todo}).select_related("provider")}
     client = client or openrouter_client()
+    # lingua's first build (its models load in native code, holding the GIL) stalls every
+    # other thread for seconds; done before the streams open, it cannot stall the event
+    # loop reading them into a false idle timeout. Workers build it at start
+    # (reverie_ops/celery.py); this covers the manual round and the demo. Later calls are free.
+    warm_up()
     left = Counter(job.endpoint_id for job in todo)
     done: dict[int, list[ProbeOutcome]] = defaultdict(list)
     connection_release()
