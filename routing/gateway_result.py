@@ -142,6 +142,9 @@ class Committed:
         pending = live.stream.events
         assert pending is not None
         try:
+            finished = False
+            # Events the reader has decoded go out before the next read, and once more
+            # after the last one (the end of the body can carry the final events).
             while True:
                 if pending:
                     batch = list(pending)
@@ -149,14 +152,9 @@ class Committed:
                     for event in batch:
                         self.sent += 1
                         yield event
-                if next(reader, _END) is _END:
+                if finished:
                     break
-            if pending:
-                batch = list(pending)
-                pending.clear()
-                for event in batch:
-                    self.sent += 1
-                    yield event
+                finished = next(reader, _END) is _END
         except GeneratorExit:
             self.cancel()
             raise
