@@ -129,7 +129,8 @@ def _content(content: Any, path: str, role: Any) -> None:
         if not isinstance(part, Mapping):
             raise BodyInvalid(where, "expected a content part object")
         kind = part.get("type")
-        if kind not in _PART_VALUE:
+        # A list or object here is unhashable: the type test keeps it a 400, not a TypeError.
+        if not isinstance(kind, str) or kind not in _PART_VALUE:
             raise BodyInvalid(f"{where}.type", f"unknown content part type {kind!r}; expected one of {sorted(_PART_VALUE)}")
         value = part.get(_PART_VALUE[kind])
         if kind == "text" and not isinstance(value, str):
@@ -156,7 +157,7 @@ def body_check(body: Any) -> None:
         if not isinstance(message, Mapping):
             raise BodyInvalid(where, "expected an object")
         role = message.get("role")
-        if role not in _ROLES:
+        if not isinstance(role, str) or role not in _ROLES:
             raise BodyInvalid(f"{where}.role", f"expected one of {sorted(_ROLES)}, got {role!r}")
         _content(message.get("content"), f"{where}.content", role)
         for key in ("name", "tool_call_id"):
@@ -212,7 +213,7 @@ def check_request(body: Any, contract: Contract) -> None:
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
             raise RequestInvalid(f"messages[{i}]: expected an object")
-        if message.get("role") not in _ROLES:
+        if not isinstance(message.get("role"), str) or message.get("role") not in _ROLES:
             raise RequestInvalid(f"messages[{i}].role: expected one of {sorted(_ROLES)}, got {message.get('role')!r}")
         content = message.get("content")
         if not (isinstance(content, str | list) or (content is None and message.get("role") in ("assistant", "tool"))):
@@ -243,5 +244,5 @@ def check_request(body: Any, contract: Contract) -> None:
             raise RequestInvalid("tools: expected a list")
         for i, tool in enumerate(tools):
             name = tool.get("function", {}).get("name") if isinstance(tool, dict) and isinstance(tool.get("function"), dict) else None
-            if name not in contract.tools:
+            if not isinstance(name, str) or name not in contract.tools:
                 raise RequestInvalid(f"tools[{i}]: tool {name!r} is not registered in contract {contract.key}; registered: {sorted(contract.tools)}")

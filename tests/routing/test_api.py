@@ -93,6 +93,10 @@ def test_retry_after_when_every_route_is_suppressed(client, gateway_env):
         ({"HTTP_X_ROUTING_CONTRACT": "nope@1"}, BODY, 404, "no contract nope@1"),
         ({}, {"messages": []}, 400, "messages: a non-empty list"),
         ({}, {**BODY, "provider": {"only": ["x"]}}, 400, "provider.only: chosen by the gateway"),
+        # Unhashable values where a name belongs were a TypeError and a 500.
+        ({}, {"messages": [{"role": ["user"], "content": "Hi"}]}, 400, "messages[0].role"),
+        ({}, {"messages": [{"role": "user", "content": [{"type": ["text"], "text": "hi"}]}]}, 400, "messages[0].content[0].type"),
+        ({}, {**BODY, "tools": [{"type": "function", "function": {"name": ["x"]}}]}, 400, "tools[0]"),
     ],
 )
 def test_bad_input_gets_a_clear_error(client, gateway_env, headers, body, status, fragment):
