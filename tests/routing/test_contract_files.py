@@ -102,3 +102,16 @@ def test_the_command_exits_non_zero_with_one_line_and_the_stored_contracts_uncha
     assert done.returncode == 1
     assert done.stderr.strip() == f"CommandError: contracts file {tmp_path / 'gone.json'}: cannot read it: No such file or directory"
     assert sorted(ContractVersion.objects.values_list("name", "version")) == before
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("number", "why"),
+    [("NaN", "NaN is not JSON"), ("-Infinity", "-Infinity is not JSON"), ("1e400", "1e400 is out of range for a number")],
+)
+def test_a_non_finite_number_nested_in_a_contract_is_refused_with_a_message(tmp_path, number, why):
+    # Python's json reads these; PostgreSQL's JSON column refused them at INSERT, a traceback.
+    path = tmp_path / "contracts.json"
+    path.write_text('[{"name": "x", "version": 1, "workload": "structured", "output_mode": "json_schema",'
+                    f' "output_schema": {{"type": "object", "maximum": {number}}}}}]')
+    assert _refusal(path).startswith(f"contracts file {path}: invalid JSON: {why}")
