@@ -98,8 +98,7 @@ class LoopOpenRouterClient(OpenRouterClient):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._loop_streams = kwargs.get("transport") is None
-        self._max_connections = int(kwargs.get("max_connections", 100))
+        self._loop_streams = not self.transport_injected
         self._runner = EventLoopThread()
         self._session: aiohttp.ClientSession | None = None
         self._session_pid = 0
@@ -161,7 +160,7 @@ class LoopOpenRouterClient(OpenRouterClient):
             # process's DNS cache; keep-alive as httpx's (5 s).
             self._session = aiohttp.ClientSession(
                 base_url=None, headers=self.headers, cookie_jar=aiohttp.DummyCookieJar(), trace_configs=[trace],
-                connector=aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0, keepalive_timeout=5.0),
+                connector=aiohttp.TCPConnector(limit=self.max_connections, limit_per_host=0, keepalive_timeout=5.0),
             )
             self._session_pid = os.getpid()
         return self._session

@@ -133,6 +133,9 @@ class OpenRouterClient:
         self.connect_timeout_s = connect_timeout_s
         self.idle_timeout_s = idle_timeout_s
         self.request_timeout_s = request_timeout_s
+        self.max_connections = max_connections
+        # An injected transport (tests' in-process fakes) is the only wire this client has.
+        self.transport_injected = transport is not None
         self._clock = clock
         # Several httpx clients, used in turn: httpcore's pool scans every connection it
         # holds on each request start and end, which with a worker's hundreds of probes in
