@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
 from canary.languages import LANGUAGE_NAMES
+from core.strict_json import strict_loads
 
 RefusalStyle = Literal["text", "empty", "content_filter", "truncated", "http_403"]
 StructuredMode = Literal["ok", "fenced", "invalid_json", "missing_field", "wrong_type", "prose"]
@@ -234,29 +235,17 @@ def load_fleet(path: str | Path) -> Fleet:
     return parse_fleet(text)
 
 
-def _not_json(name: str) -> float:
-    raise ValueError(f"{name} is not JSON (RFC 8259 has no NaN or Infinity)")
-
-
-def _finite_float(text: str) -> float:
-    """A number past float's range (``1e400``) would become infinity: a wait for ever."""
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError(f"{text} is out of range for a number")
-    return value
-
-
 def parse_fleet(text: str) -> Fleet:
     """Validate a fleet given as JSON text. Raises FleetError (see ``load_fleet``)."""
     try:
-        raw = json.loads(text, parse_constant=_not_json, parse_float=_finite_float)
+        raw = strict_loads(text)
     except json.JSONDecodeError as exc:
         raise FleetError(
             "", f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from exc
     except RecursionError as exc:
         raise FleetError("", "invalid JSON: arrays or objects nested too deeply") from exc
-    except ValueError as exc:  # too many digits, NaN, Infinity, 1e400
+    except ValueError as exc:  # too many digits, NaN, Infinity, 1e400 (core.strict_json)
         raise FleetError("", f"invalid JSON: {exc}") from exc
     return fleet_from_dict(raw)
 

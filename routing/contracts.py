@@ -29,6 +29,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from core.strict_json import strict_loads
 from routing.deadline import Allowances
 from routing.semantic import SEMANTIC_CHECKS
 
@@ -372,19 +373,6 @@ def contract_from_dict(data: Mapping[str, Any]) -> Contract:
 _MISSING = object()
 
 
-def _not_json(name: str) -> float:
-    """``NaN``/``Infinity`` anywhere in a file: Python's json reads them, RFC 8259 does not
-    (and PostgreSQL's JSON columns refuse them at INSERT, as a traceback)."""
-    raise ValueError(f"{name} is not JSON (RFC 8259 has no NaN or Infinity)")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError(f"{text} is out of range for a number")
-    return value
-
-
 def contract_file_read(path: str | Path) -> list[Any]:
     """The entries of the contract file at ``path`` (JSON: one contract object, or a
     list of them), undecoded beyond JSON. Raises ``ContractError`` starting
@@ -404,13 +392,13 @@ def contract_file_read(path: str | Path) -> list[Any]:
     if not text.strip():
         raise ContractError(f"{where}: invalid JSON at line 1, column 1: the file is empty")
     try:
-        raw = json.loads(text, parse_constant=_not_json, parse_float=_finite_float)
+        raw = strict_loads(text)
     except json.JSONDecodeError as exc:
         yaml = " (contract files are JSON, not YAML)" if Path(path).suffix.lower() in (".yaml", ".yml") else ""
         raise ContractError(f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}{yaml}") from exc
     except RecursionError as exc:
         raise ContractError(f"{where}: invalid JSON: arrays or objects nested too deeply") from exc
-    except ValueError as exc:  # too many digits, NaN, Infinity, 1e400
+    except ValueError as exc:  # too many digits, NaN, Infinity, 1e400 (core.strict_json)
         raise ContractError(f"{where}: invalid JSON: {exc}") from exc
     return raw if isinstance(raw, list) else [raw]
 
