@@ -21,7 +21,7 @@ from django.db.models import Count, OuterRef, Subquery
 from canary import probes as probe_mod
 from canary.db import connection_release
 from canary.judges._guard import json_safe
-from canary.judges.detector import warm_up
+from canary.judges.detector import get_detector
 from canary.models import Endpoint, ProbeResult, Round
 from canary.probes import EndpointFacts, ProbeOutcome
 from canary.ratelimit import provider_limiter
@@ -193,7 +193,7 @@ def endpoint_probes_run(
     # other thread for seconds; done before the streams open, it cannot stall the event
     # loop reading them into a false idle timeout. Workers build it at start
     # (reverie_ops/celery.py); this covers the manual round and the demo. Later calls are free.
-    warm_up()
+    get_detector()
     left = Counter(job.endpoint_id for job in todo)
     done: dict[int, list[ProbeOutcome]] = defaultdict(list)
     connection_release()
