@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
 from canary.languages import LANGUAGE_NAMES
-from core.strict_json import strict_loads
 
 RefusalStyle = Literal["text", "empty", "content_filter", "truncated", "http_403"]
 StructuredMode = Literal["ok", "fenced", "invalid_json", "missing_field", "wrong_type", "prose"]
@@ -238,14 +237,14 @@ def load_fleet(path: str | Path) -> Fleet:
 def parse_fleet(text: str) -> Fleet:
     """Validate a fleet given as JSON text. Raises FleetError (see ``load_fleet``)."""
     try:
-        raw = strict_loads(text)
+        raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise FleetError(
             "", f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from exc
     except RecursionError as exc:
         raise FleetError("", "invalid JSON: arrays or objects nested too deeply") from exc
-    except ValueError as exc:  # too many digits, NaN, Infinity, 1e400 (core.strict_json)
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
         raise FleetError("", f"invalid JSON: {exc}") from exc
     return fleet_from_dict(raw)
 
@@ -493,7 +492,9 @@ def _is_int(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return (_is_int(value) or isinstance(value, float)) and value == value  # NaN != NaN
+    # NaN != NaN; Python's json reads Infinity and 1e400 as infinite floats: refused here,
+    # with the key's path, beside the file's other errors.
+    return _is_int(value) or (isinstance(value, float) and value == value and abs(value) != float("inf"))
 
 
 def _object(
