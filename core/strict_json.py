@@ -1,9 +1,10 @@
-"""JSON text read by RFC 8259's rules, for files people write (contracts, fleets).
+"""JSON text read by RFC 8259's rules, for files people write (routing contracts).
 
 Python's ``json`` reads ``NaN``, ``Infinity`` and ``-Infinity`` as numbers, and a number
 past float's range (``1e400``) as infinity; none of them is JSON (RFC 8259, section 6),
 and stored or used they fail later and further away (PostgreSQL's JSON columns refuse
-them at INSERT; a fleet's infinite wait never ends).
+them at INSERT). The simulator's fleet check refuses them at the key instead, to report
+the path beside the file's other errors.
 """
 
 from __future__ import annotations
