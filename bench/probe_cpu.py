@@ -41,7 +41,7 @@ from canary import judges  # noqa: E402
 from canary.models import ProbeResult, Round  # noqa: E402
 from canary.services import probes_run  # noqa: E402
 from canary.services.client import openrouter_client  # noqa: E402
-from canary.services.rounds import round_endpoint_probes, round_open  # noqa: E402
+from canary.services.rounds import endpoint_batches, round_endpoint_probes, round_open  # noqa: E402
 
 
 class InlineExecutor(Executor):
@@ -59,11 +59,11 @@ class InlineExecutor(Executor):
         return future
 
 
-def task_run(round_id: int, endpoint_id: int, language: str) -> None:
-    """One endpoint task, and its connection back to the pool after it (as Celery's
-    task end does)."""
+def task_run(round_id: int, endpoint_ids: list[int], language: str) -> None:
+    """One endpoint task (a batch of endpoints, as the round start sends them), and its
+    connection back to the pool after it (as Celery's task end does)."""
     try:
-        round_endpoint_probes(round_id, endpoint_id, language)
+        round_endpoint_probes(round_id, endpoint_ids, language)
     finally:
         connection.close()
 
@@ -92,12 +92,12 @@ def main() -> None:
         at = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
         # A warm-up round: first connections, lazy imports.
         warm, warm_jobs = round_open(models[0], now=at - timedelta(hours=1))
-        for endpoint_id, language in sorted({(j.endpoint_id, j.language) for j in warm_jobs})[:2]:
-            round_endpoint_probes(warm.pk, endpoint_id, language)
+        for endpoint_ids, language in endpoint_batches(warm_jobs, settings.CANARY_ENDPOINTS_PER_TASK)[:1]:
+            round_endpoint_probes(warm.pk, endpoint_ids, language)
         tasks = []
         for model_id in models:
             rnd, jobs = round_open(model_id, now=at)
-            tasks += [(rnd.pk, ep, lang) for ep, lang in sorted({(j.endpoint_id, j.language) for j in jobs})]
+            tasks += [(rnd.pk, ids, lang) for ids, lang in endpoint_batches(jobs, settings.CANARY_ENDPOINTS_PER_TASK)]
         if args.profile:
             # Every probe in this one thread, so that cProfile sees them all; timed by CPU.
             probes_run.ThreadPoolExecutor = InlineExecutor  # type: ignore[misc,assignment]

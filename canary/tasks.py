@@ -1,8 +1,10 @@
 """Celery tasks: thin wrappers that take ids and call one service.
 
-A scheduled round fans out as one ``endpoint_probes_task`` per endpoint, which runs that
-endpoint's four probes concurrently (one task per endpoint, not per probe: a quarter of the
-broker and database round trips, and the probes of one endpoint share the task's rows).
+A scheduled round fans out as one ``endpoint_probes_task`` per batch of
+``CANARY_ENDPOINTS_PER_TASK`` endpoints, which runs their probes concurrently (a batch,
+not a task per probe or per endpoint: a task's fixed cost, its broker messages, the
+consumer's bookkeeping and the round's reads, was about a third of a worker's CPU per
+probe with one endpoint per task; bench/round_scale.py).
 Tasks acknowledge late and are redelivered when a worker dies (``acks_late`` +
 ``reject_on_worker_lost``); a redelivered task runs only the probes that have not
 reported, and results are unique per round, endpoint, kind and sample. The last endpoint
@@ -29,6 +31,7 @@ from canary.services.rounds import (
     DuplicateRound,
     RoundError,
     SpendCapReached,
+    endpoint_batches,
     round_close_stuck,
     round_endpoint_probes,
     round_finalize,
@@ -73,9 +76,8 @@ def round_start_task(model_id: str, now_iso: str | None = None) -> dict[str, Any
         return {"status": "spend_cap", "message": str(cap), "closed": closed}
     except RoundError as exc:
         return {"status": Action.DISCOVERY_FAILED, "message": str(exc), "closed": closed}
-    by_endpoint = {(job.endpoint_id, job.language) for job in jobs}
-    for endpoint_id, language in sorted(by_endpoint):
-        endpoint_probes_task.delay(rnd.pk, endpoint_id, language)
+    for endpoint_ids, language in endpoint_batches(jobs, settings.CANARY_ENDPOINTS_PER_TASK):
+        endpoint_probes_task.delay(rnd.pk, endpoint_ids, language)
     # No jobs (an empty listing): nothing will report, so the round is finalised now
     # rather than when its budget runs out.
     budget = settings.CANARY_ROUND_BUDGET_S if jobs else 0
@@ -93,14 +95,17 @@ def round_start_task(model_id: str, now_iso: str | None = None) -> dict[str, Any
     retry_backoff_max=30,
     max_retries=3,
 )
-def endpoint_probes_task(round_id: int, endpoint_id: int, language: str) -> str:
-    """Run the endpoint's probes that have not reported yet, store each result as it
-    completes; the last endpoint to report finalises the round.
+def endpoint_probes_task(round_id: int, endpoint_ids: list[int] | int, language: str) -> str:
+    """Run the probes of the endpoints ``endpoint_ids`` that have not reported yet, store
+    each endpoint's results once its probes are in; the last task to report finalises
+    the round. A single id is one endpoint (the message of a version that sent one task
+    per endpoint, still in the queue during an upgrade).
 
     Retries (with backoff) only on database hiccups, a transient failure of ours; an
     upstream fault is a verdict, never a retry.
     """
-    return round_endpoint_probes(round_id, endpoint_id, language)
+    ids = [endpoint_ids] if isinstance(endpoint_ids, int) else endpoint_ids
+    return round_endpoint_probes(round_id, ids, language)
 
 
 @shared_task(acks_late=True)

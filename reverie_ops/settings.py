@@ -234,6 +234,10 @@ CANARY_DAILY_SPEND_CAP_USD = env.float("CANARY_DAILY_SPEND_CAP_USD", default=5.0
 # Probe requests per provider per second, across all workers.
 CANARY_PROVIDER_RPS = env.int("CANARY_PROVIDER_RPS", default=20)
 CANARY_RATE_LIMIT_REDIS = env.bool("CANARY_RATE_LIMIT_REDIS", default=False)
+# Endpoints per endpoint_probes_task (their probes run concurrently in one task). Fewer,
+# larger tasks cost less CPU per probe (one endpoint per task: 8.9 ms, five: 6.2 ms in
+# bench/round_scale.py); more, smaller tasks spread one model's round over more workers.
+CANARY_ENDPOINTS_PER_TASK = env.int("CANARY_ENDPOINTS_PER_TASK", default=5)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     # An unacknowledged probe of a dead worker is redelivered after this long (s). It
     # must leave the redelivered probes time to run inside the round's budget:

@@ -16,8 +16,6 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, OuterRef, Subquery
-
 from canary import probes as probe_mod
 from canary.db import connection_release
 from canary.judges._guard import json_safe
@@ -218,13 +216,8 @@ def endpoint_probes_run(
     return len(todo)
 
 
-def round_probes_done(round_id: int) -> bool:
-    """Have all planned probes of the round reported? (One query.)"""
-    reported = ProbeResult.objects.filter(round_id=OuterRef("pk"), sample=0, kind__in=probe_mod.PROBE_KINDS)
-    counts = (
-        Round.objects.filter(pk=round_id)
-        .annotate(done=Subquery(reported.order_by().values("round_id").annotate(n=Count("pk")).values("n")))
-        .values_list("expected_probes", "done")
-        .get()
-    )
-    return (counts[1] or 0) >= counts[0]
+def round_probes_done(rnd: Round) -> bool:
+    """Have all of the round's planned probes (``rnd.expected_probes``) reported? One
+    COUNT over the round's first samples."""
+    reported = ProbeResult.objects.filter(round_id=rnd.pk, sample=0, kind__in=probe_mod.PROBE_KINDS).count()
+    return reported >= rnd.expected_probes

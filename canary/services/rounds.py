@@ -309,17 +309,36 @@ def finalize_hook(step: str, round_id: int) -> None:
     finaliser between its steps."""
 
 
-def round_endpoint_probes(round_id: int, endpoint_id: int, language: str) -> str:
-    """Run one endpoint's probes of a running round (those not reported yet) and, when
-    they were the round's last, finalise it. Returns ``"round closed"`` when the round
-    is no longer running (nothing run), else ``"done"``."""
+def round_endpoint_probes(round_id: int, endpoint_ids: Sequence[int], language: str) -> str:
+    """Run the probes of a running round's endpoints ``endpoint_ids`` that have not
+    reported yet (all of them concurrently) and, when they were the round's last,
+    finalise it. Returns ``"round closed"`` when the round is no longer running (nothing
+    run), else ``"done"``."""
     rnd = Round.objects.get(pk=round_id)
     if rnd.status != Round.Status.RUNNING:
         return "round closed"
-    endpoint_probes_run(rnd, [ProbeJob(round_id, endpoint_id, kind, language) for kind in probe_mod.PROBE_KINDS])
-    if round_probes_done(round_id):
+    endpoint_probes_run(
+        rnd, [ProbeJob(round_id, endpoint_id, kind, language) for endpoint_id in endpoint_ids for kind in probe_mod.PROBE_KINDS],
+    )
+    if round_probes_done(rnd):
         round_finalize(round_id)
     return "done"
+
+
+def endpoint_batches(jobs: Iterable[ProbeJob], per_task: int) -> list[tuple[list[int], str]]:
+    """The endpoints of ``jobs`` in batches of at most ``per_task`` (at least 1) that
+    share a probe language (an endpoint repeating a failed language keeps its own): one
+    ``endpoint_probes_task`` each. Shape: ``[([endpoint_id, ...], language), ...]``,
+    sorted by language, then id."""
+    by_language: dict[str, set[int]] = defaultdict(set)
+    for job in jobs:
+        by_language[job.language].add(job.endpoint_id)
+    size = max(1, per_task)
+    batches = []
+    for language in sorted(by_language):
+        ordered = sorted(by_language[language])
+        batches += [(ordered[i:i + size], language) for i in range(0, len(ordered), size)]
+    return batches
 
 
 def round_close_stuck(model_id: str, now_wall: datetime) -> list[int]:

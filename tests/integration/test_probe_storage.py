@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from canary.models import ProbeResult
 from canary.probes import PROBE_KINDS
 from canary.services.rounds import round_endpoint_probes, round_open
+from canary.tasks import endpoint_probes_task
 from tests.verdicts.fleets import MODEL, healthy_fleet
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +25,7 @@ def test_an_endpoint_task_stores_its_probes_in_one_insert(start_sim, use_sim):
     rnd, jobs = round_open(MODEL, now=NOW, language="pt")
     endpoint_id = jobs[0].endpoint_id
     with CaptureQueriesContext(connection) as queries:
-        round_endpoint_probes(rnd.pk, endpoint_id, "pt")
+        round_endpoint_probes(rnd.pk, [endpoint_id], "pt")
     inserts = [q["sql"] for q in queries.captured_queries if q["sql"].startswith('INSERT INTO "canary_proberesult"')]
     assert len(inserts) == 1
     kinds = set(ProbeResult.objects.filter(round=rnd, endpoint_id=endpoint_id, sample=0).values_list("kind", flat=True))
@@ -34,9 +35,39 @@ def test_an_endpoint_task_stores_its_probes_in_one_insert(start_sim, use_sim):
 def test_a_streamed_probe_stores_its_wait_apart_from_its_ttft(start_sim, use_sim):
     use_sim(start_sim(healthy_fleet(1)))
     rnd, jobs = round_open(MODEL, now=NOW, language="pt")
-    round_endpoint_probes(rnd.pk, jobs[0].endpoint_id, "pt")
+    round_endpoint_probes(rnd.pk, [jobs[0].endpoint_id], "pt")
     ttft = ProbeResult.objects.get(round=rnd, kind="ttft", sample=0)
     assert ttft.probe_verdict == "pass"
     assert ttft.ttft_ms is not None and ttft.ttft_ms > 0
     # Measured: the rate limit's wait (none here) plus the client's before the wire.
     assert ttft.wait_ms is not None and 0 <= ttft.wait_ms < ttft.total_ms
+
+
+def test_a_task_of_several_endpoints_stores_one_insert_per_endpoint_and_finalises_the_round(start_sim, use_sim):
+    use_sim(start_sim(healthy_fleet(3)))
+    rnd, jobs = round_open(MODEL, now=NOW, language="pt")
+    endpoint_ids = sorted({job.endpoint_id for job in jobs})
+    with CaptureQueriesContext(connection) as queries:
+        assert round_endpoint_probes(rnd.pk, endpoint_ids, "pt") == "done"
+    # One INSERT per endpoint as its probes come in (a redelivered task's rows are
+    # ignored: ON CONFLICT DO NOTHING); the round judgement's rows upsert apart.
+    probe_inserts = [
+        q["sql"] for q in queries.captured_queries
+        if q["sql"].startswith('INSERT INTO "canary_proberesult"') and q["sql"].endswith("ON CONFLICT DO NOTHING")
+    ]
+    assert len(probe_inserts) == 3
+    for endpoint_id in endpoint_ids:
+        rows = ProbeResult.objects.filter(round=rnd, endpoint_id=endpoint_id, sample=0, kind__in=PROBE_KINDS)
+        assert set(rows.values_list("kind", flat=True)) == set(PROBE_KINDS)
+    rnd.refresh_from_db()
+    assert rnd.status == "completed"
+
+
+def test_a_task_of_the_previous_version_with_one_endpoint_id_still_runs(start_sim, use_sim):
+    use_sim(start_sim(healthy_fleet(2)))
+    rnd, jobs = round_open(MODEL, now=NOW, language="pt")
+    first = sorted({job.endpoint_id for job in jobs})[0]
+    assert endpoint_probes_task.run(rnd.pk, first, "pt") == "done"
+    assert set(ProbeResult.objects.filter(round=rnd, sample=0).values_list("endpoint_id", flat=True)) == {first}
+    rnd.refresh_from_db()
+    assert rnd.status == "running"
