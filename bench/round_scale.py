@@ -8,12 +8,15 @@ not inflate it). Also prints tasks per second, broker (Redis) commands per probe
 CPU every part used during the rounds: their sum over the cores is the CPU floor, the
 shortest wall time this machine allows whatever the scheduling.
 
-Workers run ``-P threads -c 80`` (``BENCH_THREADS``): a round's 150 endpoint tasks are
-all in flight at once on the two workers, as the README sizes ``-c`` for a deployment.
+Workers run ``-P threads -c 80`` (``BENCH_THREADS``): a round's endpoint tasks (150
+endpoints in batches of ``CANARY_ENDPOINTS_PER_TASK``) are all in flight at once on the
+two workers, as the README sizes ``-c`` for a deployment.
 ``--workers N`` runs N worker processes instead of two; the bench prints probes per
 second per worker process and per second of a worker's CPU (what sizes a deployment:
 README, "How it scales"), and the time to first token measured at the wire against the
-drawn one (p50/p95), beside the wait on our own side that the measurement excludes.
+drawn one (p50/p95), beside the wait on our own side that the measurement excludes, and
+the simulator's own clock of the same probes' first tokens: what its clock shows late is
+its single event loop's queue under the round's burst, the rest is our side.
 Every wait has a timeout, and a worker that dies ends the bench with a message.
 Needs PostgreSQL and Redis on loopback (`make bench` starts them). Uses a fresh database
 `reverie_bench` and Redis database 9 (flushed).
@@ -28,6 +31,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,6 +48,7 @@ from _setup import django_on  # noqa: E402
 
 django_on(DB_URL)
 
+import httpx  # noqa: E402
 import redis  # noqa: E402
 from django.conf import settings  # noqa: E402
 
@@ -139,6 +144,31 @@ def chain_s(client, model_id: str, info) -> float:  # type: ignore[no-untyped-de
     return time.perf_counter() - start
 
 
+def ttft_split(base_url: str, measured: Iterable[tuple[str, float]], sample: int = 200) -> str:
+    """Where a measured TTFT's excess over the drawn one comes from: the simulator's own
+    clock (``latency`` of ``GET /generation``: from its handler starting to play the reply
+    to its first content write, ms) against ours (headers sent to first token read), for
+    up to ``sample`` probes. What the simulator's clock shows late is its own event loop's
+    lateness; what ours adds on top is the network, the reading loop and the GIL."""
+    pairs = list(measured)[:sample]
+    ours, theirs, gaps = [], [], []
+    with httpx.Client(base_url=base_url, timeout=5.0) as http:
+        for gen_id, ttft in pairs:
+            reply = http.get("/generation", params={"id": gen_id})
+            if reply.status_code != 200:
+                continue
+            latency = reply.json()["data"].get("latency")
+            if isinstance(latency, int | float):
+                ours.append(ttft)
+                theirs.append(float(latency))
+                gaps.append(ttft - float(latency))
+    if not gaps:
+        return "TTFT by the simulator's clock: no generation found"
+    return (f"TTFT by the simulator's clock over {len(gaps)} probes: p50 {percentile(theirs, 0.5):.0f} ms, "
+            f"p95 {percentile(theirs, 0.95):.0f} ms; ours minus the simulator's, per probe: "
+            f"p50 {percentile(gaps, 0.5):.0f} ms, p95 {percentile(gaps, 0.95):.0f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes (default 2)")
@@ -218,6 +248,7 @@ def main() -> None:
         if waits:
             print(f"our side's wait before the wire (rate limit, event loop, pool, connect), excluded from TTFT: "
                   f"p50 {percentile(waits, 0.5):.0f} ms, p95 {percentile(waits, 0.95):.0f} ms")
+        print(ttft_split(base, rows.exclude(generation_id="").exclude(ttft_ms=None).values_list("generation_id", "ttft_ms")))
     finally:
         for w in workers:
             w.terminate()
