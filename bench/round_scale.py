@@ -215,7 +215,9 @@ def main() -> None:
         own_round = time.process_time() - own_before
         commands = sum(v["calls"] for v in stats_after.values()) - sum(v["calls"] for v in stats_before.values())
         probes = Endpoint.objects.count() * len(PROBE_KINDS)
-        tasks = len(MODELS) * 2 + Endpoint.objects.count()  # start + finalizer timer per round, one task per endpoint
+        # A start and a finaliser timer per round, one endpoint task per batch of endpoints.
+        per_task = max(1, settings.CANARY_ENDPOINTS_PER_TASK)
+        tasks = sum(2 + math.ceil(Endpoint.objects.filter(model_id=m).count() / per_task) for m in MODELS)
         done = Round.objects.filter(status="completed").count()
         print(f"rounds completed: {done} of {len(MODELS)}; endpoints: {Endpoint.objects.count()}; probes: {probes}")
         print(f"slowest single endpoint chain: {slowest:.2f} s (of {len(chains)} measured)")
