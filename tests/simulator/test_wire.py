@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 from decimal import Decimal
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from fake_openrouter.server import start_in_thread
+from fake_openrouter.wire import json_bytes_value
 from tests.simulator.conftest import Sim, endpoint, fleet, sse_events, streamed_content
 
 GEN_ID = re.compile(r"^gen-\d{10}-[A-Za-z0-9]{20}$")
@@ -123,3 +125,17 @@ def test_observed_error_chunk_shape_then_done(sim: Sim) -> None:
     assert set(error_frame["error"]) == {"code", "message"}
     assert error_frame["choices"][0]["finish_reason"] is None
     assert "usage" in error_frame
+
+
+def test_a_delta_string_is_encoded_byte_for_byte_as_the_stdlib_encodes_it():
+    rng = random.Random(7)
+    alphabet = [chr(c) for c in (*range(0x80), 0x7F, 0x80, 0x9F, 0xA0, 0xAD, 0x2028, 0x2029, 0xFEFF, 0xFFFD, 0x1F600, 0x10FFFF, 0xE9, 0x4E2D)]
+    texts = ["", "Olá", '"quoted" \\ back', "tab\tnew\nline\r\x00\x1f\x7f", "\u2028\u2029", "😀 中文"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16))) for _ in range(20_000)]
+    for text in texts:
+        assert json_bytes_value(text) == json.dumps(text, ensure_ascii=False).encode("utf-8"), repr(text)
+
+
+def test_a_lone_surrogate_in_a_delta_fails_as_it_did_before():
+    with pytest.raises(UnicodeEncodeError):
+        json_bytes_value("half \ud800 a pair")
