@@ -83,6 +83,12 @@ def probe_execute(
     return outcomes
 
 
+def _admitted_probe(admission: Future[float], job: ProbeJob, ep: Endpoint, client: OpenRouterClient) -> list[ProbeOutcome]:
+    """``probe_execute`` once the endpoint's places in the rate limit are taken
+    (``admission``: the wait in s)."""
+    return probe_execute(job, ep, client, waited_s=admission.result())
+
+
 def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> ProbeResult:
     """The row of one probe outcome: the probe's verdict and the round judgement's
     inputs, each in its column; the final ``verdict`` is the round judgement's to write."""
@@ -168,13 +174,14 @@ def endpoint_probes_run(
 ) -> int:
     """Run ``jobs`` (probes of ``rnd`` on one or more endpoints) that have not reported
     yet and store each endpoint's results once all of its probes are in: one bulk
-    INSERT per endpoint (an endpoint task's four probes are one statement; a crash
+    INSERT per endpoint (an endpoint's four probes are one statement; a crash
     mid-round keeps the endpoints that finished, and a redelivered task runs the
     endpoint again). Returns the number of probes run.
 
     Each endpoint's probes pass the per-provider rate limit together (``Limiter.acquire``
-    with their count), then wait on the network in a pool of ``max_workers`` threads
-    (default: one per job) that never touch the database; rows are read before and
+    with their count; the endpoints side by side), then wait on the network in a pool of
+    ``max_workers`` threads (default: one per job and one per endpoint's admission) that
+    never touch the database; rows are read before and
     written from the calling thread only (one connection, no cross-thread transactions),
     and that connection goes back to the pool during the waits (``connection_release``).
     """
@@ -196,16 +203,20 @@ def endpoint_probes_run(
     done: dict[int, list[ProbeOutcome]] = defaultdict(list)
     connection_release()
     limiter = provider_limiter()
-    with ThreadPoolExecutor(max_workers=max(1, max_workers or len(todo))) as pool:
-        futures: dict[Future[list[ProbeOutcome]], ProbeJob] = {}
-        for endpoint_id, count in left.items():
-            # An endpoint's probes take their places in its provider's window together:
-            # one Redis round trip per endpoint task instead of one per probe.
-            ep = endpoints[endpoint_id]
-            waited_s = limiter.acquire(ep.provider.slug, count)
-            for job in todo:
-                if job.endpoint_id == endpoint_id:
-                    futures[pool.submit(probe_execute, job, ep, client, waited_s=waited_s)] = job
+    # One thread per admission and per probe (admissions first: a probe thread waits on
+    # its endpoint's admission, which then always has a thread of its own).
+    with ThreadPoolExecutor(max_workers=max(1, max_workers or len(todo) + len(left))) as pool:
+        # An endpoint's probes take their places in its provider's window together (one
+        # Redis round trip per endpoint), and the endpoints of one task are admitted side
+        # by side: one waiting for its provider's next window holds up no other.
+        admissions = {
+            endpoint_id: pool.submit(limiter.acquire, endpoints[endpoint_id].provider.slug, count)
+            for endpoint_id, count in left.items()
+        }
+        futures: dict[Future[list[ProbeOutcome]], ProbeJob] = {
+            pool.submit(_admitted_probe, admissions[job.endpoint_id], job, endpoints[job.endpoint_id], client): job
+            for job in todo
+        }
         for fut in as_completed(futures):
             endpoint_id = futures[fut].endpoint_id
             done[endpoint_id] += fut.result()

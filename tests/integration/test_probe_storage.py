@@ -3,14 +3,16 @@ bulk write, each with the wait on our side apart from the time to first token.""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from canary.models import ProbeResult
+from canary.models import Endpoint, ProbeResult
 from canary.probes import PROBE_KINDS
+from canary.services import probes_run
 from canary.services.rounds import round_endpoint_probes, round_open
 from canary.tasks import endpoint_probes_task
 from tests.verdicts.fleets import MODEL, healthy_fleet
@@ -79,3 +81,32 @@ def test_a_task_of_the_previous_version_with_one_endpoint_id_still_runs(start_si
     assert set(ProbeResult.objects.filter(round=rnd, sample=0).values_list("endpoint_id", flat=True)) == {first}
     rnd.refresh_from_db()
     assert rnd.status == "running"
+
+
+class GatedLimiter:
+    """Admits the first provider only once the second has been admitted: a task that
+    admitted its endpoints one after another would wait for ever (here: 10 s)."""
+
+    def __init__(self, first_slug: str) -> None:
+        self.first_slug = first_slug
+        self.second_admitted = threading.Event()
+
+    def acquire(self, provider_slug: str, n: int = 1) -> float:
+        if provider_slug == self.first_slug:
+            assert self.second_admitted.wait(10), "the second endpoint waited behind the first's admission"
+            return 0.25
+        self.second_admitted.set()
+        return 0.0
+
+
+def test_an_endpoint_waiting_for_its_providers_window_holds_up_no_other_endpoint_of_its_task(start_sim, use_sim, monkeypatch):
+    use_sim(start_sim(healthy_fleet(2)))
+    rnd, jobs = round_open(MODEL, now=NOW, language="pt")
+    first, second = sorted({job.endpoint_id for job in jobs})
+    limiter = GatedLimiter(Endpoint.objects.get(pk=first).provider.slug)
+    monkeypatch.setattr(probes_run, "provider_limiter", lambda: limiter)
+    ordered = [j for j in jobs if j.endpoint_id == first] + [j for j in jobs if j.endpoint_id == second]
+    assert probes_run.endpoint_probes_run(rnd, ordered) == len(ordered)
+    waits = dict(ProbeResult.objects.filter(round=rnd, kind="ttft").values_list("endpoint_id", "wait_ms"))
+    assert waits[first] >= 250
+    assert waits[second] < 250
