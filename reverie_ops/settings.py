@@ -16,6 +16,7 @@ import environ
 
 from core.identifiers import validate_model_id
 from reverie_ops.database import database_config
+from reverie_ops.env import StrictEnv, positive
 from reverie_ops.schedule import canary_beat_schedule, observability_beat_schedule
 from reverie_ops.secret_key import secret_key_problem
 
@@ -24,7 +25,7 @@ django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-env = environ.Env()
+env = StrictEnv()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
@@ -237,7 +238,7 @@ CANARY_RATE_LIMIT_REDIS = env.bool("CANARY_RATE_LIMIT_REDIS", default=False)
 # Endpoints per endpoint_probes_task (their probes run concurrently in one task). Fewer,
 # larger tasks cost less CPU per probe (one endpoint per task: 8.9 ms, five: 6.2 ms in
 # bench/round_scale.py); more, smaller tasks spread one model's round over more workers.
-CANARY_ENDPOINTS_PER_TASK = env.int("CANARY_ENDPOINTS_PER_TASK", default=5)
+CANARY_ENDPOINTS_PER_TASK = positive("CANARY_ENDPOINTS_PER_TASK", env.int("CANARY_ENDPOINTS_PER_TASK", default=5))
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     # An unacknowledged probe of a dead worker is redelivered after this long (s). It
     # must leave the redelivered probes time to run inside the round's budget:

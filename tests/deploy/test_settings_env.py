@@ -1,0 +1,54 @@
+"""A setting whose value does not parse as its type stops start-up with one line naming
+the variable and the value (reverie_ops/env.py), through ``manage.py`` as deployed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import environ
+import pytest
+
+from reverie_ops.env import StrictEnv, positive
+from tests.deploy.compose import ROOT, process_environment
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("CANARY_ENDPOINTS_PER_TASK", "abc", "CANARY_ENDPOINTS_PER_TASK must be a whole number, not 'abc'"),
+        ("CANARY_ENDPOINTS_PER_TASK", "0", "CANARY_ENDPOINTS_PER_TASK must be at least 1, not 0"),
+        ("DJANGO_HTTPS", "maybe", "DJANGO_HTTPS must be true or false, not 'maybe'"),
+        ("CANARY_FLEET_FAIL_SHARE", "half", "CANARY_FLEET_FAIL_SHARE must be a number, not 'half'"),
+        ("CANARY_SUSPENSION_DAYS", "1,x", "CANARY_SUSPENSION_DAYS must be a comma-separated list, each a number, not '1,x'"),
+    ],
+)
+def test_a_setting_that_is_not_of_its_type_is_refused_in_one_line(name: str, value: str, says: str):
+    env = process_environment("web", DJANGO_DEBUG="true", **{name: value})
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [f"error: {says}"]
+
+
+def reader(environment: dict[str, str]) -> StrictEnv:
+    env = StrictEnv()
+    env.ENVIRON = environment
+    return env
+
+
+def test_booleans_read_their_usual_spellings_and_nothing_else():
+    reads = {"true": True, "On": True, "1": True, "yes": True, "false": False, "off": False, "0": False, "No": False, "": False}
+    for text, expected in reads.items():
+        assert reader({"FLAG": text}).bool("FLAG") is expected, text
+    with pytest.raises(environ.ImproperlyConfigured, match="FLAG must be true or false, not 'yes please'"):
+        reader({"FLAG": "yes please"}).bool("FLAG")
+
+
+def test_a_missing_variable_still_takes_its_default():
+    assert reader({}).int("COUNT", default=5) == 5
+
+
+def test_positive_refuses_zero_and_below():
+    assert positive("N", 1) == 1
+    with pytest.raises(environ.ImproperlyConfigured, match="N must be at least 1, not -1"):
+        positive("N", -1)
