@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from canary import policy
+from canary.db import rows_update
 from canary.exclusions import target_matches, target_normalise
 from canary.models import (
     Decision,
@@ -152,14 +153,9 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
             er.streak = d.streak
             er.action = d.action
             er.suspended_until = d.suspended_until
-        # Upserts on the primary key (the rows exist and are locked): one statement each.
-        EndpointPolicyState.objects.bulk_create(
-            [rows[d.tag] for d in decisions], update_conflicts=True, unique_fields=["id"], update_fields=POLICY_STATE_FIELDS
-        )
-        EndpointRound.objects.bulk_create(
-            [by_tag[d.tag] for d in decisions], update_conflicts=True, unique_fields=["id"],
-            update_fields=["streak", "action", "suspended_until"],
-        )
+        # The rows exist and are locked: one UPDATE of the decided columns each.
+        rows_update([rows[d.tag] for d in decisions], POLICY_STATE_FIELDS)
+        rows_update([by_tag[d.tag] for d in decisions], ["streak", "action", "suspended_until"])
         for d in decisions:
             er = by_tag[d.tag]
             if d.action == "none":

@@ -15,11 +15,12 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
 from canary import probes as probe_mod
+from canary.db import rows_update
 from canary.languages import validate_language
 from canary.models import Decision, Endpoint, EndpointRound, ProbeResult, Provider, Round
 from canary.probes import ProbeOutcome
@@ -43,10 +44,8 @@ log = logging.getLogger(__name__)
 
 ROUND_SLOT_S = 30 * 60
 PROVIDER_SEEN_EVERY = timedelta(minutes=10)
-# What the round judgement writes on a probe row (once), with the PostgreSQL type of each
-# for the one UPDATE that writes them.
-FINAL_COLUMN_TYPES = {"verdict": "varchar", "round_reason": "text", "fleet_rate": "float8"}
-FINAL_FIELDS = list(FINAL_COLUMN_TYPES)
+# What the round judgement writes on a probe row (once).
+FINAL_FIELDS = ["verdict", "round_reason", "fleet_rate"]
 # What discovery rewrites on every round (admin-set fields such as positive controls stay).
 ENDPOINT_LISTING_FIELDS = [
     "provider", "provider_name", "quantization", "context_length", "supported_parameters",
@@ -427,32 +426,6 @@ def _final_onto(row: ProbeResult, final: Judgement, fleet_rate: float | None) ->
     row.fleet_rate = fleet_rate
 
 
-def _final_columns_write(rows: list[ProbeResult]) -> None:
-    """Write the final columns (``FINAL_FIELDS``) of existing probe rows in one statement.
-
-    On PostgreSQL an ``UPDATE … FROM unnest(…)`` that sends the ids and the three final
-    columns only: the upsert it replaces (an INSERT of every column, ON CONFLICT (id) DO
-    UPDATE) encoded each row's evidence and excerpt again, about a third of a round's
-    finalisation CPU under py-spy. Elsewhere (the demo's SQLite) the same upsert as before.
-    """
-    if not rows:
-        return
-    if connection.vendor != "postgresql":
-        # Upserts on the primary key: one INSERT … ON CONFLICT statement (bulk_update's
-        # CASE WHEN per row and field costs far more CPU to build).
-        ProbeResult.objects.bulk_create(rows, update_conflicts=True, unique_fields=["id"], update_fields=FINAL_FIELDS)
-        return
-    sets = ", ".join(f"{name} = v.{name}" for name in FINAL_COLUMN_TYPES)
-    arrays = ", ".join(f"%s::{kind}[]" for kind in FINAL_COLUMN_TYPES.values())
-    sql = (
-        f"UPDATE {ProbeResult._meta.db_table} AS p SET {sets} "  # noqa: S608 - names and types are ours
-        f"FROM unnest(%s::bigint[], {arrays}) AS v(id, {', '.join(FINAL_COLUMN_TYPES)}) WHERE p.id = v.id"
-    )
-    params = [[r.pk for r in rows], *([getattr(r, name) for r in rows] for name in FINAL_COLUMN_TYPES)]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-
-
 def _store_judgement(
     rnd: Round,
     rows: list[ProbeResult],
@@ -495,7 +468,7 @@ def _store_judgement(
             evidence=evidence_data(evidence), created_at=finished_at,
         ))
     with transaction.atomic():
-        _final_columns_write(rows)
+        rows_update(rows, FINAL_FIELDS)
         # A lost probe that reports after all is overwritten: the row keeps what was judged.
         ProbeResult.objects.bulk_create(
             missing + checks, update_conflicts=True, unique_fields=["round", "endpoint", "kind", "sample"],

@@ -65,7 +65,7 @@ def test_a_task_of_several_endpoints_stores_one_insert_per_endpoint_and_finalise
     assert rnd.status == "completed"
     # The round judgement writes the probes' final columns with one UPDATE of those
     # columns, not an upsert re-sending every column of every row.
-    finals = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE canary_proberesult")]
+    finals = [q["sql"] for q in queries.captured_queries if q["sql"].startswith('UPDATE "canary_proberesult"')]
     assert len(finals) == 1
     assert not [q for q in queries.captured_queries if q["sql"].startswith('INSERT INTO "canary_proberesult"') and 'ON CONFLICT("id")' in q["sql"]]
     probes = ProbeResult.objects.filter(round=rnd, kind__in=PROBE_KINDS)
