@@ -7,7 +7,7 @@ consumer's bookkeeping and the round's reads, was about a third of a worker's CP
 probe with one endpoint per task; bench/round_scale.py).
 Tasks acknowledge late and are redelivered when a worker dies (``acks_late`` +
 ``reject_on_worker_lost``); a redelivered task runs only the probes that have not
-reported, and results are unique per round, endpoint, kind and sample. The last endpoint
+reported, and results are unique per round, endpoint, kind and sample. The last task
 to report finalises the round; a ``round_finalize_task`` timer does it when the budget runs out
 (probes that never reported become transport errors). That timer lives in the memory of
 the worker that received it, so the beat also runs ``rounds_sweep_task`` every few
