@@ -31,6 +31,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -250,6 +251,11 @@ def main() -> None:
         if waits:
             print(f"our side's wait before the wire (rate limit, event loop, pool, connect), excluded from TTFT: "
                   f"p50 {percentile(waits, 0.5):.0f} ms, p95 {percentile(waits, 0.95):.0f} ms")
+        per_provider = max(Counter(rows.values_list("endpoint__provider__slug", flat=True)).values(), default=0)
+        rps = settings.CANARY_PROVIDER_RPS
+        print(f"per-provider rate limit: up to {per_provider} probes per provider in the burst at {rps} per second "
+              f"(CANARY_PROVIDER_RPS): they start over {math.ceil(per_provider / max(1, rps))} one-second windows, "
+              f"the last ones up to {max(0, math.ceil(per_provider / max(1, rps)) - 1)} s after the first")
         print(ttft_split(base, rows.exclude(generation_id="").exclude(ttft_ms=None).values_list("generation_id", "ttft_ms")))
     finally:
         for w in workers:
