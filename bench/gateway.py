@@ -42,7 +42,10 @@ needs uvicorn, which the project does not deploy (the trial lost; routing/README
 "Serving"): ``.venv/bin/pip install uvicorn==0.54.0 uvloop==0.23.0 httptools==0.9.0``.
 
 Run: ``.venv/bin/python bench/gateway.py`` (needs Redis on REDIS_URL; uses a throwaway
-SQLite file for contracts, routes, tokens and events).
+SQLite file for contracts, routes, tokens and events). ``--postgres NAME`` runs on a fresh
+PostgreSQL database instead, as deployed: the event writer's CPU differs by database (with
+SQLite the engine itself runs in this process; with PostgreSQL the client-side encoding of
+every row does), so a CPU figure names the database it was measured on.
 """
 
 from __future__ import annotations
@@ -63,9 +66,20 @@ from typing import Any
 
 from _load import PHASE_TIMEOUT_S, LoadError, measure, quartiles, run_phase, sequential, tree_cpu_s
 from _peers import start_litellm_proxy, start_ours, stop, stream_caller
-from _setup import ROOT, django_on
+from _setup import ROOT, django_on, fresh_postgres
 
-django_on(migrate=False)  # a throwaway SQLite file, migrated once the arguments are parsed
+
+def _postgres_name() -> str | None:
+    """``--postgres NAME`` read before Django is set up (``main`` parses it again, for --help)."""
+    early = argparse.ArgumentParser(add_help=False)
+    early.add_argument("--postgres")
+    return early.parse_known_args()[0].postgres
+
+
+_PG = _postgres_name()
+# A throwaway SQLite file by default, or a fresh PostgreSQL database; migrated once the
+# arguments are parsed.
+django_on(fresh_postgres(_PG) if _PG else None, migrate=False)
 
 import redis  # noqa: E402
 from django.conf import settings  # noqa: E402
@@ -399,6 +413,9 @@ def main() -> None:
     parser.add_argument("--cpu-requests", type=int, default=500, help="sequential requests per side of the CPU harness")
     parser.add_argument("--cpu-only", action="store_true", help="only the in-process CPU harness (no concurrency)")
     parser.add_argument("--profile", type=Path, help="with --cpu-only: write a cProfile of the gateway phase here")
+    parser.add_argument("--postgres", metavar="NAME",
+                        help="a fresh PostgreSQL database NAME on 127.0.0.1 (dropped and created) instead of the "
+                             "throwaway SQLite file: the event writer's deployed path")
     args = parser.parse_args()
     if args.no_litellm:
         args.no_litellm_proxy = True
