@@ -53,7 +53,9 @@ def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
 
 
 def _clean(row: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(storable(v) if isinstance(v, str) else v for v in row)
+    # ``isascii`` is a flag read in CPython: an ASCII string holds no surrogate, so only
+    # a NUL can make it unstorable; anything else goes through ``storable``.
+    return tuple([v if v.__class__ is not str or (v.isascii() and "\x00" not in v) else storable(v) for v in row])
 
 
 def _event_rows(r: GatewayResult, *, redact: bool) -> _Rows:
@@ -84,12 +86,35 @@ def _event_rows(r: GatewayResult, *, redact: bool) -> _Rows:
     return request, attempts
 
 
+def _copy_sql(table: str, columns: tuple[str, ...]) -> str:
+    quote = connection.ops.quote_name
+    return f"COPY {quote(table)} ({', '.join(quote(c) for c in columns)}) FROM STDIN"
+
+
 def _insert_events(rows: list[_Rows]) -> None:
+    """Both tables' rows in one transaction: ``COPY`` on PostgreSQL, ``executemany``
+    elsewhere (SQLite, for the benches). Raises Django's database errors."""
+    attempts = [a for _, batch in rows for a in batch]
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.executemany(_insert_sql(RequestEvent._meta.db_table, _REQUEST_COLUMNS), [req for req, _ in rows])
-        attempts = [a for _, batch in rows for a in batch]
-        if attempts:
-            cursor.executemany(_insert_sql(AttemptEvent._meta.db_table, _ATTEMPT_COLUMNS), attempts)
+        if connection.vendor != "postgresql":
+            cursor.executemany(_insert_sql(RequestEvent._meta.db_table, _REQUEST_COLUMNS), [req for req, _ in rows])
+            if attempts:
+                cursor.executemany(_insert_sql(AttemptEvent._meta.db_table, _ATTEMPT_COLUMNS), attempts)
+            return
+        # COPY, not executemany: psycopg's executemany encodes and sends one statement
+        # per row, about 0.12 ms of this process's CPU per request (a request and an
+        # attempt row); COPY streams the rows in one statement for a third of that.
+        # The raw psycopg cursor raises psycopg's errors: Django's wrapper maps them, so
+        # ``events_write`` tells a lost connection from a refused row as before.
+        raw = cursor.cursor
+        with connection.wrap_database_errors:
+            with raw.copy(_copy_sql(RequestEvent._meta.db_table, _REQUEST_COLUMNS)) as copy:
+                for request, _ in rows:
+                    copy.write_row(request)
+            if attempts:
+                with raw.copy(_copy_sql(AttemptEvent._meta.db_table, _ATTEMPT_COLUMNS)) as copy:
+                    for attempt in attempts:
+                        copy.write_row(attempt)
 
 
 def events_write(results: list[GatewayResult]) -> int:
@@ -102,9 +127,9 @@ def events_write(results: list[GatewayResult]) -> int:
     dropped. A lost connection (``OperationalError``/``InterfaceError``) is raised: the
     caller retries the whole batch on a new connection.
 
-    Plain ``executemany`` rather than ORM ``bulk_create``: the writer shares the
-    process (and its GIL) with the request path, and model instances per row cost more
-    CPU than the insert itself (the bench's 2 ms budget).
+    Plain rows (tuples) and ``COPY`` rather than ORM ``bulk_create``: the writer shares
+    the process (and its GIL) with the request path, and model instances per row cost
+    more CPU than the insert itself (the bench's 2 ms budget).
     """
     if not results:
         return 0
