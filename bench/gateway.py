@@ -15,12 +15,17 @@ directly and through each system, at 50 requests in flight and then one at a tim
 Targets: our added p50 at 50 in flight <= 2 ms; our CPU per request <= 0.1 ms over a
 direct call; throughput per core >= 10x LiteLLM's.
 
-Method (``bench/_load.py``). The 50 requests in flight are spread over client processes
-(5 x 10 threads by default). Short direct and system phases alternate in rounds, all
-processes in step at a barrier; the added latency is taken within each round (system p50
-minus direct p50 of the same round) and reported as the median over rounds with its
-interquartile range and the 95 % confidence interval of that median: a load spike from
-another program moves one round, not the estimate. Every barrier, phase and result wait
+Method (``bench/_load.py``, whose docstring gives the reasons). The 50 requests in
+flight are spread over client processes (5 x 10 threads by default) that run one closed
+loop on one timetable: every thread sends one request after another, direct or through
+the system as the current time slot says (``--slot-s``, 0.6 s). A round is two adjacent
+slots in ABBA order (direct first in even rounds, the system first in odd ones); only
+requests sent after a slot's first 0.2 s and before its last 0.1 s are kept, so each
+kept request ran among 50 of its own side, never in a ramp-up or a drain. The added
+latency is taken within each round (system p50 minus direct p50 of the same round) and
+reported as the median over rounds (``--rounds``, 100) with its interquartile range and
+the 95 % confidence interval of that median (order statistics): a load spike from
+another program moves one round, not the estimate. Every barrier, call and result wait
 has a timeout; a client process that dies or raises ends the bench with its message.
 
 Why latency swings, and the CPU measures. At 50 in flight on 2 cores the clients, the
@@ -221,15 +226,15 @@ def inprocess_row(base_url: str, a: argparse.Namespace) -> dict[str, Any]:
         # therefore leaves most event writing out; the CPU line counts it.
         return direct_caller(base_url), system, (lambda: sink.flush() if hasattr(sink, "flush") else None)
 
-    row = measure("Reverie gateway, in-process", make, n=a.requests, rounds=a.rounds, concurrency=a.concurrency,
-                  workers=a.workers)
+    row = measure("Reverie gateway, in-process", make, rounds=a.rounds, concurrency=a.concurrency, workers=a.workers,
+                  slot_s=a.slot_s)
     row["kind"] = "inprocess"
     return row
 
 
 def router_row(base_url: str, a: argparse.Namespace) -> dict[str, Any]:
     """LiteLLM's Router, in-process in its own interpreter (``bench/_litellm_router.py``)."""
-    args = {"base_url": base_url, "model": MODEL, "tag": TAG, "max_tokens": MAX_TOKENS, "n": a.requests,
+    args = {"base_url": base_url, "model": MODEL, "tag": TAG, "max_tokens": MAX_TOKENS, "slot_s": a.slot_s,
             "rounds": a.rounds, "concurrency": a.concurrency, "workers": a.workers, "seq_rounds": a.seq_rounds,
             "seq_n": a.seq_requests, "cpu_blocks": max(1, a.cpu_requests // 50)}
     try:
@@ -266,7 +271,7 @@ def server_row(kind: str, name: str, proc: subprocess.Popen[bytes], base_url: st
         return (stream_caller(base_url + "/chat/completions", direct_body, {}), stream_caller(url, body, headers),
                 lambda: None)
 
-    row = measure(name, make, n=a.requests, rounds=a.rounds, concurrency=a.concurrency, workers=a.workers)
+    row = measure(name, make, rounds=a.rounds, concurrency=a.concurrency, workers=a.workers, slot_s=a.slot_s)
     row["kind"] = kind
     direct, system = make()[:2]
     run_phase(direct, 30, 1)
@@ -325,9 +330,10 @@ def http_rows(base_url: str, a: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def report(rows: list[dict[str, Any]], cpu: dict[str, Any], a: argparse.Namespace) -> None:
+    ours_kept = rows[0]["requests"] // max(1, rows[0]["rounds"])
     print(f"\nAdded latency per request (system - direct, the same streamed request), {a.concurrency} in flight "
-          f"({a.workers} client processes x {a.concurrency // a.workers} threads), {a.rounds} rounds x {a.requests} "
-          f"requests; then one at a time ({a.seq_rounds} rounds x {a.seq_requests}); simulator with no added latency; "
+          f"({a.workers} client processes x {a.concurrency // a.workers} threads), {a.rounds} ABBA rounds of a "
+          f"{a.slot_s:g} s slot per side (~{ours_kept} requests kept per side and round); then one at a time ({a.seq_rounds} rounds x {a.seq_requests}); simulator with no added latency; "
           f"{os.cpu_count()} CPUs shared by the clients, the system, the simulator and Redis.")
     print("added = median over rounds of (system p50 - direct p50) of the same round [interquartile range over rounds]")
     head = (f"{'system':<42}{'direct p50':>11}{'system p50':>11}{'added p50':>10}{'[IQR]':>17}{'added p99':>10}"
@@ -395,9 +401,12 @@ def report(rows: list[dict[str, Any]], cpu: dict[str, Any], a: argparse.Namespac
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--requests", type=int, default=200, help="requests per phase (all workers together)")
-    parser.add_argument("--rounds", type=int, default=20,
-                        help="alternating direct/system rounds (short phases: load spikes on a shared machine hit both)")
+    parser.add_argument("--slot-s", type=float, default=0.6,
+                        help="seconds per direct or system slot of a round (the first 0.2 s and last 0.1 s are not "
+                             "kept; bench/_load.py)")
+    parser.add_argument("--rounds", type=int, default=100,
+                        help="ABBA rounds of a direct and a system phase (short phases: load spikes on a shared machine "
+                             "hit both; more rounds narrow the confidence interval)")
     parser.add_argument("--concurrency", type=int, default=50, help="requests in flight in total")
     parser.add_argument("--workers", type=int, default=5,
                         help="client processes sharing the concurrency, like gunicorn workers (1 = one process)")
@@ -419,7 +428,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.no_litellm:
         args.no_litellm_proxy = True
-    for name in ("requests", "rounds", "concurrency", "workers", "seq_rounds", "seq_requests", "server_workers",
+    if args.slot_s <= 0.4:
+        parser.error("--slot-s must be over 0.4 (0.3 s of each slot is never kept)")
+    for name in ("rounds", "concurrency", "workers", "seq_rounds", "seq_requests", "server_workers",
                  "cpu_requests"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
