@@ -25,6 +25,11 @@ else). The design, and why:
   the system first in odd ones, so a drift and any effect of going first or second (the
   event writer's flush after each system slot, which lands in the next slot's settling
   time, never kept) cancel instead of being charged to one side.
+- **Settling as long as the slower side's requests**: the workers warm up together, at
+  full load, and a slot settles for at least the p90 latency of the slower side there
+  (its slots grow by as much). A system whose requests take a second under this load
+  (LiteLLM's) would otherwise be measured with the previous slot's requests still in
+  flight beside its own.
 - **The median of per-round differences** (system p50 minus direct p50 of the same
   round) with an order-statistic confidence interval: a load spike from another program
   moves one round, not the estimate, and the interval narrows as the square root of the
@@ -248,14 +253,23 @@ def run_slots(direct: Callable[[int], None], system: Callable[[int], None], thre
 
 
 def _worker_main(make: Callable[[], tuple[Callable[[int], None], Callable[[int], None], Callable[[], None]]],
-                 barrier: Any, start: Any, out: Any, index: int, plan: SlotPlan, threads: int, warmup: int) -> None:
+                 barrier: Any, shared: Any, out: Any, index: int, plan: SlotPlan, threads: int, warmup: int) -> None:
+    start, settle, p90s = shared
     try:
         direct, system, after_phase = make()
-        run_phase(direct, warmup, threads)
-        run_phase(system, warmup, threads)
+        # A few calls alone first: connections, caches and the breaker's local state are
+        # built before the load (cold, under full load, Redis calls time out and the
+        # breaker fails open for a while, which no steady state does).
+        run_phase(direct, 5, 1)
+        run_phase(system, 5, 1)
+        barrier.wait(PHASE_TIMEOUT_S)  # every worker warms up at once: its latencies are at full load
+        warm = [run_phase(direct, warmup, threads), run_phase(system, warmup, threads)]
         after_phase()
-        barrier.wait(PHASE_TIMEOUT_S)  # the barrier's action sets the shared start time
-        kept = run_slots(direct, system, threads, replace(plan, start=start.value), after_phase)
+        p90s[index] = max(percentile(ms, 0.9) for ms in warm)
+        barrier.wait(PHASE_TIMEOUT_S)  # the barrier's action sets the shared start time and settling time
+        longer = settle.value - plan.settle_s
+        timetable = replace(plan, start=start.value, slot_s=plan.slot_s + longer, settle_s=settle.value)
+        kept = run_slots(direct, system, threads, timetable, after_phase)
         out.put(("ok", index, (kept["direct"], kept["system"])))
     except BaseException as exc:  # noqa: BLE001 - any death is reported to the parent, never a hang
         barrier.abort()  # the others stop waiting at once (BrokenBarrierError)
@@ -275,23 +289,29 @@ def measure(name: str, make: Callable[[], tuple[Callable[[int], None], Callable[
         raise ValueError(f"slot of {slot_s} s leaves nothing after settle {settle_s} s and tail {tail_s} s")
     ctx = multiprocessing.get_context("fork")
     start = ctx.Value("d", 0.0)
+    settle = ctx.Value("d", settle_s)
+    p90s = ctx.Array("d", workers)  # ms, each worker's slower side in the warm-up at full load
 
     def set_start() -> None:
         # Run by one worker when the last one arrives: a common start just ahead, so
-        # every process sends into the same slot at the same time.
+        # every process sends into the same slot at the same time. A slot settles for at
+        # least the p90 latency of the slower side at full load (LiteLLM's is ~1 s): the
+        # other side's requests must be gone before a request is kept; the slot grows by
+        # as much, so the kept part stays ``slot_s - settle_s - tail_s`` long.
+        settle.value = max(settle_s, max(p90s[:]) / 1000.0)
         start.value = time.monotonic() + 0.2
 
     barrier = ctx.Barrier(workers, action=set_start)
     out = ctx.Queue()
     threads = max(1, concurrency // workers)
     plan = SlotPlan(0.0, rounds, slot_s, settle_s, tail_s)
-    procs = [ctx.Process(target=_worker_main, args=(make, barrier, start, out, i, plan, threads, warmup), daemon=True)
+    procs = [ctx.Process(target=_worker_main, args=(make, barrier, (start, settle, p90s), out, i, plan, threads, warmup), daemon=True)
              for i in range(workers)]
     for proc in procs:
         proc.start()
     direct_rounds: list[list[float]] = [[] for _ in range(rounds)]
     system_rounds: list[list[float]] = [[] for _ in range(rounds)]
-    deadline = time.monotonic() + 4 * PHASE_TIMEOUT_S + 2 * rounds * slot_s
+    deadline = time.monotonic() + 6 * PHASE_TIMEOUT_S + 2 * rounds * slot_s
     got = 0
     try:
         while got < workers:
@@ -301,7 +321,7 @@ def measure(name: str, make: Callable[[], tuple[Callable[[int], None], Callable[
                 dead = [i for i, p in enumerate(procs) if p.exitcode not in (None, 0)]
                 if dead:
                     raise LoadError(f"{name}: worker {dead[0]} died (exit code {procs[dead[0]].exitcode})") from None
-                if time.monotonic() > deadline:
+                if time.monotonic() > deadline + 2 * rounds * (settle.value - settle_s):  # slots may have grown
                     raise LoadError(f"{name}: workers gave no result in time") from None
                 continue
             if status != "ok":
@@ -322,7 +342,7 @@ def measure(name: str, make: Callable[[], tuple[Callable[[int], None], Callable[
             raise LoadError(f"{name}: round {i} kept no {'direct' if not direct_ms else 'system'} call (a stall "
                             f"longer than its slot)")
     result = summarise(name, direct_rounds, system_rounds)
-    result.update(slot_s=slot_s, settle_s=settle_s, tail_s=tail_s)
+    result.update(slot_s=slot_s + settle.value - settle_s, settle_s=settle.value, tail_s=tail_s)
     return result
 
 

@@ -235,7 +235,7 @@ def inprocess_row(base_url: str, a: argparse.Namespace) -> dict[str, Any]:
 def router_row(base_url: str, a: argparse.Namespace) -> dict[str, Any]:
     """LiteLLM's Router, in-process in its own interpreter (``bench/_litellm_router.py``)."""
     args = {"base_url": base_url, "model": MODEL, "tag": TAG, "max_tokens": MAX_TOKENS, "slot_s": a.slot_s,
-            "rounds": a.rounds, "concurrency": a.concurrency, "workers": a.workers, "seq_rounds": a.seq_rounds,
+            "rounds": a.peer_rounds, "concurrency": a.concurrency, "workers": a.workers, "seq_rounds": a.seq_rounds,
             "seq_n": a.seq_requests, "cpu_blocks": max(1, a.cpu_requests // 50)}
     try:
         done = subprocess.run(  # noqa: S603 - our own bench script, our interpreter
@@ -256,7 +256,8 @@ def router_row(base_url: str, a: argparse.Namespace) -> dict[str, Any]:
 
 
 def server_row(kind: str, name: str, proc: subprocess.Popen[bytes], base_url: str, url: str, body: dict[str, Any],
-               headers: dict[str, str], a: argparse.Namespace, *, settle_s: float) -> dict[str, Any]:
+               headers: dict[str, str], a: argparse.Namespace, *, settle_s: float,
+               rounds: int | None = None) -> dict[str, Any]:
     """An HTTP gateway already serving at ``url``: ``a.concurrency`` streams in flight
     from forked client processes, then one at a time, with the server's own CPU per
     request (its whole process tree, ``/proc``) over the one-at-a-time blocks. Each
@@ -271,7 +272,8 @@ def server_row(kind: str, name: str, proc: subprocess.Popen[bytes], base_url: st
         return (stream_caller(base_url + "/chat/completions", direct_body, {}), stream_caller(url, body, headers),
                 lambda: None)
 
-    row = measure(name, make, rounds=a.rounds, concurrency=a.concurrency, workers=a.workers, slot_s=a.slot_s)
+    row = measure(name, make, rounds=rounds or a.rounds, concurrency=a.concurrency, workers=a.workers,
+                  slot_s=a.slot_s)
     row["kind"] = kind
     direct, system = make()[:2]
     run_phase(direct, 30, 1)
@@ -323,17 +325,20 @@ def http_rows(base_url: str, a: argparse.Namespace) -> list[dict[str, Any]]:
                                        master_key="sk-bench-master")
             rows.append(server_row("proxy", f"LiteLLM proxy, uvicorn {a.server_workers}w", proc, base_url,
                                    f"http://127.0.0.1:{port}/v1/chat/completions", {**body, "model": "bench"},
-                                   {"Authorization": "Bearer sk-bench-master"}, a, settle_s=1.3))
+                                   {"Authorization": "Bearer sk-bench-master"}, a, settle_s=1.3,
+                                   rounds=a.peer_rounds))
         finally:
             stop(proc)
     return rows
 
 
 def report(rows: list[dict[str, Any]], cpu: dict[str, Any], a: argparse.Namespace) -> None:
-    ours_kept = rows[0]["requests"] // max(1, rows[0]["rounds"])
+    ours = rows[0]
+    ours_kept = ours["requests"] // max(1, ours["rounds"])
     print(f"\nAdded latency per request (system - direct, the same streamed request), {a.concurrency} in flight "
           f"({a.workers} client processes x {a.concurrency // a.workers} threads), {a.rounds} ABBA rounds of a "
-          f"{a.slot_s:g} s slot per side (~{ours_kept} requests kept per side and round); then one at a time ({a.seq_rounds} rounds x {a.seq_requests}); simulator with no added latency; "
+          f"{ours['slot_s']:.2f} s slot per side for ours (~{ours_kept} requests kept per side and round; "
+          f"{a.peer_rounds} rounds for LiteLLM's, slots settling for their p90 latency); then one at a time ({a.seq_rounds} rounds x {a.seq_requests}); simulator with no added latency; "
           f"{os.cpu_count()} CPUs shared by the clients, the system, the simulator and Redis.")
     print("added = median over rounds of (system p50 - direct p50) of the same round [interquartile range over rounds]")
     head = (f"{'system':<42}{'direct p50':>11}{'system p50':>11}{'added p50':>10}{'[IQR]':>17}{'added p99':>10}"
@@ -354,7 +359,6 @@ def report(rows: list[dict[str, Any]], cpu: dict[str, Any], a: argparse.Namespac
           "time); server rows, the server's whole process tree per request (receive, route, call upstream, send), "
           f"net of its idle CPU (of one core: {idle or 'none'}). req/s/core = 1000 / CPU ms per request.")
     print(cpu_line(cpu) + ", same run")
-    ours = rows[0]
     low, high = ours["added_median_ci_ms"]
     print(f"95 % confidence interval of our in-process added median over {ours['rounds']} rounds: {low:.2f} .. {high:.2f} ms")
     kinds = {r["kind"]: r for r in rows}
@@ -407,6 +411,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=100,
                         help="ABBA rounds of a direct and a system phase (short phases: load spikes on a shared machine "
                              "hit both; more rounds narrow the confidence interval)")
+    parser.add_argument("--peer-rounds", type=int, default=20,
+                        help="rounds for the LiteLLM rows (their slots settle for ~1 s; they add ~1 s at 50 in flight)")
     parser.add_argument("--concurrency", type=int, default=50, help="requests in flight in total")
     parser.add_argument("--workers", type=int, default=5,
                         help="client processes sharing the concurrency, like gunicorn workers (1 = one process)")
@@ -430,7 +436,7 @@ def main() -> None:
         args.no_litellm_proxy = True
     if args.slot_s <= 0.4:
         parser.error("--slot-s must be over 0.4 (0.3 s of each slot is never kept)")
-    for name in ("rounds", "concurrency", "workers", "seq_rounds", "seq_requests", "server_workers",
+    for name in ("rounds", "peer_rounds", "concurrency", "workers", "seq_rounds", "seq_requests", "server_workers",
                  "cpu_requests"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
