@@ -360,7 +360,9 @@ def report(rows: list[dict[str, Any]], cpu: dict[str, Any], a: argparse.Namespac
           f"net of its idle CPU (of one core: {idle or 'none'}). req/s/core = 1000 / CPU ms per request.")
     print(cpu_line(cpu) + ", same run")
     low, high = ours["added_median_ci_ms"]
-    print(f"95 % confidence interval of our in-process added median over {ours['rounds']} rounds: {low:.2f} .. {high:.2f} ms")
+    dropped = ", ".join(f"{r['name']} {r['dropped_rounds']}" for r in rows if r.get("dropped_rounds"))
+    print(f"95 % confidence interval of our in-process added median over {ours['rounds']} rounds: {low:.2f} .. {high:.2f} ms"
+          + (f" (rounds dropped, a side kept no call in a stall: {dropped})" if dropped else ""))
     kinds = {r["kind"]: r for r in rows}
     for mine, theirs, what in (("inprocess", "router", "in-process, our added CPU vs the Router's"),
                                ("gthread", "proxy", "servers, our server CPU per request vs the proxy's")):
