@@ -62,8 +62,8 @@ def main() -> None:
     def make() -> tuple[Callable[[int], None], Callable[[int], None], Callable[[], None]]:
         return direct_caller(a), router_caller(a), lambda: None
 
-    concurrent = measure("LiteLLM Router", make, n=a["n"], rounds=a["rounds"], concurrency=a["concurrency"],
-                         workers=a["workers"])
+    concurrent = measure("LiteLLM Router", make, rounds=a["rounds"], concurrency=a["concurrency"],
+                         workers=a["workers"], slot_s=a["slot_s"])
     direct, system = direct_caller(a), router_caller(a)
     run_phase(direct, 50, 1)
     run_phase(system, 50, 1)

@@ -15,12 +15,17 @@ directly and through each system, at 50 requests in flight and then one at a tim
 Targets: our added p50 at 50 in flight <= 2 ms; our CPU per request <= 0.1 ms over a
 direct call; throughput per core >= 10x LiteLLM's.
 
-Method (``bench/_load.py``). The 50 requests in flight are spread over client processes
-(5 x 10 threads by default). Short direct and system phases alternate in rounds, all
-processes in step at a barrier; the added latency is taken within each round (system p50
-minus direct p50 of the same round) and reported as the median over rounds with its
-interquartile range and the 95 % confidence interval of that median: a load spike from
-another program moves one round, not the estimate. Every barrier, phase and result wait
+Method (``bench/_load.py``, whose docstring gives the reasons). The 50 requests in
+flight are spread over client processes (5 x 10 threads by default) that run one closed
+loop on one timetable: every thread sends one request after another, direct or through
+the system as the current time slot says (``--slot-s``, 0.6 s). A round is two adjacent
+slots in ABBA order (direct first in even rounds, the system first in odd ones); only
+requests sent after a slot's first 0.2 s and before its last 0.1 s are kept, so each
+kept request ran among 50 of its own side, never in a ramp-up or a drain. The added
+latency is taken within each round (system p50 minus direct p50 of the same round) and
+reported as the median over rounds (``--rounds``, 100) with its interquartile range and
+the 95 % confidence interval of that median (order statistics): a load spike from
+another program moves one round, not the estimate. Every barrier, call and result wait
 has a timeout; a client process that dies or raises ends the bench with its message.
 
 Why latency swings, and the CPU measures. At 50 in flight on 2 cores the clients, the
@@ -42,7 +47,10 @@ needs uvicorn, which the project does not deploy (the trial lost; routing/README
 "Serving"): ``.venv/bin/pip install uvicorn==0.54.0 uvloop==0.23.0 httptools==0.9.0``.
 
 Run: ``.venv/bin/python bench/gateway.py`` (needs Redis on REDIS_URL; uses a throwaway
-SQLite file for contracts, routes, tokens and events).
+SQLite file for contracts, routes, tokens and events). ``--postgres NAME`` runs on a fresh
+PostgreSQL database instead, as deployed: the event writer's CPU differs by database (with
+SQLite the engine itself runs in this process; with PostgreSQL the client-side encoding of
+every row does), so a CPU figure names the database it was measured on.
 """
 
 from __future__ import annotations
@@ -63,9 +71,20 @@ from typing import Any
 
 from _load import PHASE_TIMEOUT_S, LoadError, measure, quartiles, run_phase, sequential, tree_cpu_s
 from _peers import start_litellm_proxy, start_ours, stop, stream_caller
-from _setup import ROOT, django_on
+from _setup import ROOT, django_on, fresh_postgres
 
-django_on(migrate=False)  # a throwaway SQLite file, migrated once the arguments are parsed
+
+def _postgres_name() -> str | None:
+    """``--postgres NAME`` read before Django is set up (``main`` parses it again, for --help)."""
+    early = argparse.ArgumentParser(add_help=False)
+    early.add_argument("--postgres")
+    return early.parse_known_args()[0].postgres
+
+
+_PG = _postgres_name()
+# A throwaway SQLite file by default, or a fresh PostgreSQL database; migrated once the
+# arguments are parsed.
+django_on(fresh_postgres(_PG) if _PG else None, migrate=False)
 
 import redis  # noqa: E402
 from django.conf import settings  # noqa: E402
@@ -207,16 +226,16 @@ def inprocess_row(base_url: str, a: argparse.Namespace) -> dict[str, Any]:
         # therefore leaves most event writing out; the CPU line counts it.
         return direct_caller(base_url), system, (lambda: sink.flush() if hasattr(sink, "flush") else None)
 
-    row = measure("Reverie gateway, in-process", make, n=a.requests, rounds=a.rounds, concurrency=a.concurrency,
-                  workers=a.workers)
+    row = measure("Reverie gateway, in-process", make, rounds=a.rounds, concurrency=a.concurrency, workers=a.workers,
+                  slot_s=a.slot_s)
     row["kind"] = "inprocess"
     return row
 
 
 def router_row(base_url: str, a: argparse.Namespace) -> dict[str, Any]:
     """LiteLLM's Router, in-process in its own interpreter (``bench/_litellm_router.py``)."""
-    args = {"base_url": base_url, "model": MODEL, "tag": TAG, "max_tokens": MAX_TOKENS, "n": a.requests,
-            "rounds": a.rounds, "concurrency": a.concurrency, "workers": a.workers, "seq_rounds": a.seq_rounds,
+    args = {"base_url": base_url, "model": MODEL, "tag": TAG, "max_tokens": MAX_TOKENS, "slot_s": a.slot_s,
+            "rounds": a.peer_rounds, "concurrency": a.concurrency, "workers": a.workers, "seq_rounds": a.seq_rounds,
             "seq_n": a.seq_requests, "cpu_blocks": max(1, a.cpu_requests // 50)}
     try:
         done = subprocess.run(  # noqa: S603 - our own bench script, our interpreter
@@ -237,7 +256,8 @@ def router_row(base_url: str, a: argparse.Namespace) -> dict[str, Any]:
 
 
 def server_row(kind: str, name: str, proc: subprocess.Popen[bytes], base_url: str, url: str, body: dict[str, Any],
-               headers: dict[str, str], a: argparse.Namespace, *, settle_s: float) -> dict[str, Any]:
+               headers: dict[str, str], a: argparse.Namespace, *, settle_s: float,
+               rounds: int | None = None) -> dict[str, Any]:
     """An HTTP gateway already serving at ``url``: ``a.concurrency`` streams in flight
     from forked client processes, then one at a time, with the server's own CPU per
     request (its whole process tree, ``/proc``) over the one-at-a-time blocks. Each
@@ -252,7 +272,8 @@ def server_row(kind: str, name: str, proc: subprocess.Popen[bytes], base_url: st
         return (stream_caller(base_url + "/chat/completions", direct_body, {}), stream_caller(url, body, headers),
                 lambda: None)
 
-    row = measure(name, make, n=a.requests, rounds=a.rounds, concurrency=a.concurrency, workers=a.workers)
+    row = measure(name, make, rounds=rounds or a.rounds, concurrency=a.concurrency, workers=a.workers,
+                  slot_s=a.slot_s)
     row["kind"] = kind
     direct, system = make()[:2]
     run_phase(direct, 30, 1)
@@ -304,16 +325,20 @@ def http_rows(base_url: str, a: argparse.Namespace) -> list[dict[str, Any]]:
                                        master_key="sk-bench-master")
             rows.append(server_row("proxy", f"LiteLLM proxy, uvicorn {a.server_workers}w", proc, base_url,
                                    f"http://127.0.0.1:{port}/v1/chat/completions", {**body, "model": "bench"},
-                                   {"Authorization": "Bearer sk-bench-master"}, a, settle_s=1.3))
+                                   {"Authorization": "Bearer sk-bench-master"}, a, settle_s=1.3,
+                                   rounds=a.peer_rounds))
         finally:
             stop(proc)
     return rows
 
 
 def report(rows: list[dict[str, Any]], cpu: dict[str, Any], a: argparse.Namespace) -> None:
+    ours = rows[0]
+    ours_kept = ours["requests"] // max(1, ours["rounds"])
     print(f"\nAdded latency per request (system - direct, the same streamed request), {a.concurrency} in flight "
-          f"({a.workers} client processes x {a.concurrency // a.workers} threads), {a.rounds} rounds x {a.requests} "
-          f"requests; then one at a time ({a.seq_rounds} rounds x {a.seq_requests}); simulator with no added latency; "
+          f"({a.workers} client processes x {a.concurrency // a.workers} threads), {a.rounds} ABBA rounds of a "
+          f"{ours['slot_s']:.2f} s slot per side for ours (~{ours_kept} requests kept per side and round; "
+          f"{a.peer_rounds} rounds for LiteLLM's, slots settling for their p90 latency); then one at a time ({a.seq_rounds} rounds x {a.seq_requests}); simulator with no added latency; "
           f"{os.cpu_count()} CPUs shared by the clients, the system, the simulator and Redis.")
     print("added = median over rounds of (system p50 - direct p50) of the same round [interquartile range over rounds]")
     head = (f"{'system':<42}{'direct p50':>11}{'system p50':>11}{'added p50':>10}{'[IQR]':>17}{'added p99':>10}"
@@ -334,9 +359,10 @@ def report(rows: list[dict[str, Any]], cpu: dict[str, Any], a: argparse.Namespac
           "time); server rows, the server's whole process tree per request (receive, route, call upstream, send), "
           f"net of its idle CPU (of one core: {idle or 'none'}). req/s/core = 1000 / CPU ms per request.")
     print(cpu_line(cpu) + ", same run")
-    ours = rows[0]
     low, high = ours["added_median_ci_ms"]
-    print(f"95 % confidence interval of our in-process added median over {ours['rounds']} rounds: {low:.2f} .. {high:.2f} ms")
+    dropped = ", ".join(f"{r['name']} {r['dropped_rounds']}" for r in rows if r.get("dropped_rounds"))
+    print(f"95 % confidence interval of our in-process added median over {ours['rounds']} rounds: {low:.2f} .. {high:.2f} ms"
+          + (f" (rounds dropped, a side kept no call in a stall: {dropped})" if dropped else ""))
     kinds = {r["kind"]: r for r in rows}
     for mine, theirs, what in (("inprocess", "router", "in-process, our added CPU vs the Router's"),
                                ("gthread", "proxy", "servers, our server CPU per request vs the proxy's")):
@@ -381,9 +407,14 @@ def report(rows: list[dict[str, Any]], cpu: dict[str, Any], a: argparse.Namespac
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--requests", type=int, default=200, help="requests per phase (all workers together)")
-    parser.add_argument("--rounds", type=int, default=20,
-                        help="alternating direct/system rounds (short phases: load spikes on a shared machine hit both)")
+    parser.add_argument("--slot-s", type=float, default=0.6,
+                        help="seconds per direct or system slot of a round (the first 0.2 s and last 0.1 s are not "
+                             "kept; bench/_load.py)")
+    parser.add_argument("--rounds", type=int, default=100,
+                        help="ABBA rounds of a direct and a system phase (short phases: load spikes on a shared machine "
+                             "hit both; more rounds narrow the confidence interval)")
+    parser.add_argument("--peer-rounds", type=int, default=20,
+                        help="rounds for the LiteLLM rows (their slots settle for ~1 s; they add ~1 s at 50 in flight)")
     parser.add_argument("--concurrency", type=int, default=50, help="requests in flight in total")
     parser.add_argument("--workers", type=int, default=5,
                         help="client processes sharing the concurrency, like gunicorn workers (1 = one process)")
@@ -399,10 +430,15 @@ def main() -> None:
     parser.add_argument("--cpu-requests", type=int, default=500, help="sequential requests per side of the CPU harness")
     parser.add_argument("--cpu-only", action="store_true", help="only the in-process CPU harness (no concurrency)")
     parser.add_argument("--profile", type=Path, help="with --cpu-only: write a cProfile of the gateway phase here")
+    parser.add_argument("--postgres", metavar="NAME",
+                        help="a fresh PostgreSQL database NAME on 127.0.0.1 (dropped and created) instead of the "
+                             "throwaway SQLite file: the event writer's deployed path")
     args = parser.parse_args()
     if args.no_litellm:
         args.no_litellm_proxy = True
-    for name in ("requests", "rounds", "concurrency", "workers", "seq_rounds", "seq_requests", "server_workers",
+    if args.slot_s <= 0.4:
+        parser.error("--slot-s must be over 0.4 (0.3 s of each slot is never kept)")
+    for name in ("rounds", "peer_rounds", "concurrency", "workers", "seq_rounds", "seq_requests", "server_workers",
                  "cpu_requests"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")

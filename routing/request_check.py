@@ -97,6 +97,38 @@ def _walk(value: Any, path: str, depth: int) -> None:
             _walk(item, f"{path}[{i}]", depth + 1)
 
 
+def _fine(value: Any, depth: int) -> bool:
+    """True when ``_walk`` would find nothing wrong in ``value``, decided without building
+    a path for every field (the path strings were most of the edge check's CPU); False
+    at the first doubt (a bad value, or a type it does not know: a tuple, a Mapping that
+    is not a dict), and ``_walk`` then runs to decide and name the field."""
+    if depth > MAX_DEPTH:
+        return False
+    kind = value.__class__
+    if kind is str:
+        return value.isascii() or _encodable(value)  # an ASCII string holds no surrogate
+    if kind is dict:
+        for key, item in value.items():
+            if key.__class__ is str and not (key.isascii() or _encodable(key)):
+                return False
+            if not _fine(item, depth + 1):
+                return False
+        return True
+    if kind is list:
+        return all(_fine(item, depth + 1) for item in value)
+    if kind is float:
+        return math.isfinite(value)
+    return kind is int or kind is bool or value is None
+
+
+def _encodable(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _text(value: str, path: str) -> None:
     try:
         value.encode("utf-8")
@@ -148,7 +180,8 @@ def body_check(body: Any) -> None:
     gateway's own rules (provider keys, tools of the contract) are checked after."""
     if not isinstance(body, Mapping):
         raise BodyInvalid("", "the request body must be a JSON object")
-    _walk(body, "", 0)
+    if not _fine(body, 0):
+        _walk(body, "", 0)
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise BodyInvalid("messages", "a non-empty list of messages is required")

@@ -105,7 +105,7 @@ class ChatStream(ChunkEnvelope):
         # line, its one leading space dropped, a trailing CR stripped by ``_frame``) and
         # cost about a third of the parsing CPU per event. Anything else (comments,
         # events split across chunks, several events per chunk) takes the splitter.
-        if (self._aligned and chunk[:6] == b"data: " and chunk[-2:] == b"\n\n" and chunk.count(b"\n") == 2
+        if (self._aligned and chunk.startswith(b"data: ") and chunk.endswith(b"\n\n") and chunk.count(b"\n") == 2
                 and len(chunk) <= self._max_line):
             self._frame(chunk[6:-2])
             if self.done or self.error is not None:
@@ -139,8 +139,41 @@ class ChatStream(ChunkEnvelope):
         if not text:
             return
         obj = decode_object(text, "SSE data frame", invalid_utf8="reject")
+        if self._content_delta(obj):
+            return
         for choice in self.fold_envelope(obj):  # ``fold(obj, streaming=True)``, one call less per frame
             self._choice(choice, "delta")
+
+    def _content_delta(self, obj: dict[str, Any]) -> bool:
+        """Fold ``obj`` and return True when it is the common chunk: one choice (index 0)
+        whose delta is a text content piece, no finish reason, usage, error or tool call,
+        after the envelope's id, provider and model are known. For such a chunk
+        ``fold_envelope`` and ``_choice`` would change nothing else; this skips their
+        generic checks, about 40 % of the parsing CPU per chunk (a reply is one chunk
+        per token). False, with nothing folded, for any other chunk."""
+        if not (self.generation_id and self.provider and self.model) or "usage" in obj or "error" in obj:
+            return False
+        choices = obj.get("choices")
+        if type(choices) is not list or len(choices) != 1:
+            return False
+        choice = choices[0]
+        if (type(choice) is not dict or choice.get("finish_reason") is not None or "error" in choice
+                or choice.get("index", 0) not in (0, None)):
+            return False
+        delta = choice.get("delta")
+        if type(delta) is not dict or "tool_calls" in delta:
+            return False
+        content = delta.get("content")
+        if type(content) is not str:
+            return False
+        if content:
+            self._content.append(content)
+            self.output_seen = True
+            self.content_chars += len(content)
+            if self.events is not None:
+                self.events.append({"content": content})
+                self.content_events += 1
+        return True
 
     def fold(self, obj: dict[str, Any], *, streaming: bool) -> None:
         """Fold one chunk (``streaming``) or a whole ``chat.completion`` body."""
