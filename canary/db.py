@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import connection
-from django.db.models import Field, JSONField, Model
+from django.db.models import CharField, Field, JSONField, Model, TextField
+
+from core.text import storable
+
+M = TypeVar("M", bound=Model)
 
 
 def connection_release() -> None:
@@ -61,3 +65,21 @@ def _column(model: type[Model], name: str) -> Field[Any, Any]:
     if not isinstance(field, Field) or not field.concrete:
         raise ValueError(f"{model.__name__}.{name} has no column of its own")
     return field
+
+
+def text_fields_fit(instance: M) -> M:
+    """``instance`` with every string of its text columns made storable (NUL and lone
+    surrogates replaced, ``core.text.storable``) and cut to its column's ``max_length``,
+    in place; returns it. A provider's reply chooses these strings (its ``provider``
+    name, finish reason, generation id, text): a NUL or a 300-character provider name
+    must be a verdict, not a DataError that leaves the round running."""
+    for field in instance._meta.concrete_fields:
+        if not isinstance(field, CharField | TextField):
+            continue
+        value = getattr(instance, field.attname)
+        if isinstance(value, str):
+            value = storable(value)
+            if field.max_length is not None and len(value) > field.max_length:
+                value = value[: field.max_length]
+            setattr(instance, field.attname, value)
+    return instance

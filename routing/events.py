@@ -17,7 +17,8 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 
-from routing.event_text import storable, text_digest
+from core.text import storable
+from routing.event_text import text_digest
 from routing.gateway_result import GatewayResult
 from routing.models import AttemptEvent, RequestEvent
 

@@ -16,15 +16,13 @@ import math
 from collections.abc import Callable
 from typing import Any, ParamSpec
 
-import regex
-
 from canary.verdicts import Judgement, Verdict
+from core.text import storable
 
 logger = logging.getLogger(__name__)
 
 P = ParamSpec("P")
 
-_UNSTORABLE = regex.compile(r"[\x00\ud800-\udfff]")
 
 
 def json_safe(value: Any) -> Any:
@@ -36,7 +34,7 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, str):
-        return _UNSTORABLE.sub("\ufffd", value)
+        return storable(value)
     if isinstance(value, dict):
         return {json_safe(str(k)): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 from canary import probes as probe_mod
-from canary.db import connection_release
+from canary.db import connection_release, text_fields_fit
 from canary.judges._guard import json_safe
 from canary.judges.detector import get_detector
 from canary.models import Endpoint, ProbeResult, Round
@@ -99,7 +99,7 @@ def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> Pro
     raw = o.extra.get("raw_judgement")
     corruption = o.extra.get("corruption")
     signature = o.extra.get("leading_signature", NO_TEXT)
-    return ProbeResult(
+    return text_fields_fit(ProbeResult(
         round=rnd,
         endpoint=ep,
         kind=o.kind,
@@ -127,7 +127,7 @@ def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> Pro
         completion_tokens=int(usage.get("completion_tokens") or 0),
         cost_usd=Decimal(str(cost)) if isinstance(cost, int | float) and not isinstance(cost, bool) else Decimal(0),
         created_at=now,
-    )
+    ))
 
 
 def _wait_ms(o: ProbeOutcome) -> float | None:

@@ -15,7 +15,7 @@ from canary.probes import PROBE_KINDS
 from canary.services import probes_run
 from canary.services.rounds import round_endpoint_probes, round_open
 from canary.tasks import endpoint_probes_task
-from tests.verdicts.fleets import MODEL, healthy_fleet
+from tests.verdicts.fleets import MODEL, endpoint, fleet, healthy_fleet
 
 pytestmark = pytest.mark.django_db
 
@@ -110,3 +110,23 @@ def test_an_endpoint_waiting_for_its_providers_window_holds_up_no_other_endpoint
     waits = dict(ProbeResult.objects.filter(round=rnd, kind="ttft").values_list("endpoint_id", "wait_ms"))
     assert waits[first] >= 250
     assert waits[second] < 250
+
+
+def test_a_reply_with_nul_bytes_or_an_overlong_provider_name_is_stored_as_a_verdict(start_sim, use_sim):
+    # Found by a new user's try: PostgreSQL refused the NUL and the 300-character name
+    # (DataError), the task crashed and the round stayed running.
+    nul = endpoint("Atlas", {"leading_garbage": {"rate": 1, "fragments": ["\u0000\u0000"]}})
+    long_name = endpoint("Borealis")
+    long_name["provider"] = "Borealis" + "x" * 292
+    use_sim(start_sim(fleet([nul, long_name, endpoint("Cinder")])))
+    rnd, jobs = round_open(MODEL, now=NOW, language="pt")
+    assert round_endpoint_probes(rnd.pk, sorted({j.endpoint_id for j in jobs}), "pt") == "done"
+    rnd.refresh_from_db()
+    assert rnd.status == "completed"
+    atlas = ProbeResult.objects.get(round=rnd, endpoint__tag="atlas/fp8", kind="ttft", sample=0)
+    assert atlas.reply_excerpt.startswith("\ufffd\ufffd") and "\x00" not in atlas.reply_excerpt
+    borealis = ProbeResult.objects.get(round=rnd, endpoint__tag="borealis/fp8", kind="ttft", sample=0)
+    # Cut to its column; the listing's name was cut the same way at discovery, so the
+    # reply's full name reads as another provider: inconclusive, never a crash.
+    assert borealis.serving_provider == long_name["provider"][:200]
+    assert borealis.probe_verdict == "inconclusive"
