@@ -202,6 +202,13 @@ def test_canary_round_refuses_a_time_too_far_out_to_compute_with():
     assert not Round.objects.exists()
 
 
+def test_canary_round_refuses_a_time_in_the_future():
+    # Found by a new user's try: --now 9000-12-31 suspended endpoints from today until 9001.
+    with pytest.raises(CommandError, match="--now may not be in the future"):
+        run("canary_round", "--now", "9000-12-31T23:00:00")
+    assert not Round.objects.exists()
+
+
 @pytest.mark.parametrize(("flag", "value"), [("--durations-days", "0.5,1e400"), ("--decay-days", "1e9"), ("--decay-days", "nan")])
 def test_canary_replay_refuses_durations_out_of_range(flag, value):
     with pytest.raises(CommandError, match="at most 3650 days"):

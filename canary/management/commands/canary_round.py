@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -16,6 +16,10 @@ from canary.selectors import round_report
 from canary.services.rounds import NO_ENDPOINTS_TITLE, RoundError, round_close_stuck, round_run
 from canary.terms import Mode
 from core.identifiers import validate_model_id
+
+
+# Clock skew between the machine that types --now and this one.
+FUTURE_TOLERANCE = timedelta(minutes=5)
 
 
 def parse_now(value: str | None, flag: str = "--now") -> datetime:
@@ -52,6 +56,10 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(f"--model: {exc}") from exc
         now = parse_now(opts["now"])
+        if now > timezone.now() + FUTURE_TOLERANCE:
+            # The round's decisions are real: a suspension dated in the future would hold
+            # the endpoint out from today until then (and later rounds never shorten it).
+            raise CommandError(f"--now may not be in the future (a replayed round is dated now or earlier), got {opts['now']!r}")
         # As the scheduled trigger does (``round_start_task``): a round left running past its
         # time budget (a lost worker) is finalised before a new one starts, so it cannot
         # stay "running" for ever when rounds are run by hand.
