@@ -41,4 +41,7 @@ def validate_model_id(value: str) -> str:
         raise ValueError(f"a model id must look like 'author/slug' with a slug after the '/', got {value!r}")
     if not (_ID_PART.fullmatch(author) and _ID_PART.fullmatch(slug)):
         raise ValueError(f"a model id has only letters, digits and . _ - : ~ +, got {value!r}")
+    if {author, slug} & {".", ".."}:
+        # ``../..`` would make the listing's URL another path (RFC 3986, dot segments).
+        raise ValueError(f"a model id's author and slug cannot be '.' or '..', got {value!r}")
     return model_id

@@ -8,12 +8,15 @@ one line.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import environ
 
 # What django-environ reads as false; anything outside these and its true strings is refused.
 BOOLEAN_FALSE_STRINGS = ("false", "off", "no", "n", "f", "0", "")
+T = TypeVar("T")
+R = TypeVar("R")
 _KINDS: dict[Any, str] = {int: "a whole number", float: "a number", bool: "true or false"}
 
 
@@ -42,3 +45,12 @@ def positive(name: str, value: int) -> int:
     if value < 1:
         raise environ.ImproperlyConfigured(f"{name} must be at least 1, not {value}")
     return value
+
+
+def checked(name: str, check: Callable[[T], R], value: T) -> R:
+    """``check(value)``, its ValueError an ``ImproperlyConfigured`` naming ``name``
+    (``CANARY_MODEL: a model id must look like 'author/slug', got 'bad'``)."""
+    try:
+        return check(value)
+    except ValueError as exc:
+        raise environ.ImproperlyConfigured(f"{name}: {exc}") from exc

@@ -16,7 +16,7 @@ import environ
 
 from core.identifiers import validate_model_id
 from reverie_ops.database import database_config
-from reverie_ops.env import StrictEnv, positive
+from reverie_ops.env import StrictEnv, checked, positive
 from reverie_ops.schedule import canary_beat_schedule, observability_beat_schedule
 from reverie_ops.secret_key import secret_key_problem
 
@@ -184,8 +184,8 @@ OPENROUTER_MAX_LINE_BYTES = env.int("OPENROUTER_MAX_LINE_BYTES", default=1024 * 
 # --- Canary -------------------------------------------------------------------------
 # Canonical (lower-case) ids, as every other entry point stores them; a malformed id
 # stops the process here with the reason rather than at the first round.
-CANARY_MODEL = validate_model_id(env.str("CANARY_MODEL", default="meta-llama/llama-3.3-70b-instruct"))
-CANARY_MODELS = [validate_model_id(m) for m in env.list("CANARY_MODELS", default=[CANARY_MODEL])]
+CANARY_MODEL = checked("CANARY_MODEL", validate_model_id, env.str("CANARY_MODEL", default="meta-llama/llama-3.3-70b-instruct"))
+CANARY_MODELS = [checked("CANARY_MODELS", validate_model_id, m) for m in env.list("CANARY_MODELS", default=[CANARY_MODEL])]
 CANARY_LANGUAGES = env.list(
     "CANARY_LANGUAGES",
     default=["en", "pt", "es", "fr", "de", "it", "nl", "pl", "ru", "uk", "tr", "ja", "ko", "zh", "id", "vi", "ar"],

@@ -34,6 +34,9 @@ def test_a_well_formed_id_is_returned_in_its_canonical_form(value: str, canonica
         ("a/b?c=1", "only letters, digits"),
         ("a/b#x", "only letters, digits"),
         ("a/%2e%2e", "only letters, digits"),
+        ("../..", "cannot be '.' or '..'"),
+        ("./.", "cannot be '.' or '..'"),
+        ("meta/..", "cannot be '.' or '..'"),
     ],
 )
 def test_a_malformed_id_is_refused_with_what_is_wrong(value: str, message: str) -> None:

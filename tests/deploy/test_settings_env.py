@@ -21,6 +21,8 @@ from tests.deploy.compose import ROOT, process_environment
         ("DJANGO_HTTPS", "maybe", "DJANGO_HTTPS must be true or false, not 'maybe'"),
         ("CANARY_FLEET_FAIL_SHARE", "half", "CANARY_FLEET_FAIL_SHARE must be a number, not 'half'"),
         ("CANARY_SUSPENSION_DAYS", "1,x", "CANARY_SUSPENSION_DAYS must be a comma-separated list, each a number, not '1,x'"),
+        ("CANARY_MODEL", "bad", "CANARY_MODEL: a model id must look like 'author/slug', got 'bad'"),
+        ("CANARY_MODELS", "a/b,bad", "CANARY_MODELS: a model id must look like 'author/slug', got 'bad'"),
     ],
 )
 def test_a_setting_that_is_not_of_its_type_is_refused_in_one_line(name: str, value: str, says: str):
