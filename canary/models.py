@@ -63,7 +63,7 @@ class Endpoint(models.Model):
     price_completion_usd = models.DecimalField(max_digits=20, decimal_places=12, null=True, blank=True)
     positive_control_kinds = models.JSONField(default=list, blank=True)
     # Fields of the last listing that were sent but did not parse (``EndpointInfo.problems``,
-    # e.g. "pricing.prompt: 'abc' is not a number"): shown on the endpoint page, so an
+    # e.g. "pricing.prompt: 'abc' is not a price (USD per token, 0 to 1000)"): shown on the endpoint page, so an
     # empty price is never mistaken for a free endpoint.
     listing_problems = models.JSONField(default=list, blank=True)
     active = models.BooleanField(default=True, help_text="Listed by the last discovery.")

@@ -65,6 +65,32 @@ def same_provider(a: str | None, b: str | None) -> bool:
     return a.strip().casefold() == b.strip().casefold()
 
 
+# What a listing's numbers can be: a price per token from 0 to 1,000 USD, to the
+# picodollar (prices are about 1e-7 USD per token; a smaller non-zero value, like
+# 1e-999999, names no price), and a token count from 1 to 2^31 - 1. Outside, the value is
+# a listing problem of that endpoint (stored as unknown), never a failed discovery.
+MAX_PRICE_USD = Decimal(1000)
+PRICE_STEP_USD = Decimal("1e-12")
+MAX_TOKENS = 2**31 - 1
+PRICE_WHAT = "a price (USD per token, 0 to 1000)"
+TOKENS_WHAT = f"a token count (1 to {MAX_TOKENS})"
+
+
+def price_or_none(value: object) -> Decimal | None:
+    """A listing's price (``decimal_or_none``) when plausible (``MAX_PRICE_USD``,
+    ``PRICE_STEP_USD``), else None."""
+    price = decimal_or_none(value)
+    if price is None or not (price == 0 or PRICE_STEP_USD <= price <= MAX_PRICE_USD):
+        return None
+    return price
+
+
+def tokens_or_none(value: object) -> int | None:
+    """A listing's token count (``int_or_none``) from 1 to ``MAX_TOKENS``, else None."""
+    tokens = int_or_none(value)
+    return tokens if tokens is not None and 1 <= tokens <= MAX_TOKENS else None
+
+
 def parse_endpoints_body(raw: bytes) -> list[EndpointInfo]:
     """Parse an endpoints body into ``EndpointInfo`` rows (``"endpoints": []`` gives []).
 
@@ -94,11 +120,13 @@ def parse_endpoints_body(raw: bytes) -> list[EndpointInfo]:
         if not isinstance(pricing, dict):
             pricing = {}
         params = entry.get("supported_parameters")
+        prompt_price, completion_price = price_or_none(pricing.get("prompt")), price_or_none(pricing.get("completion"))
+        context_length, max_completion = tokens_or_none(entry.get("context_length")), tokens_or_none(entry.get("max_completion_tokens"))
         parsed = {
-            "pricing.prompt": (pricing.get("prompt"), decimal_or_none(pricing.get("prompt")), "a number (USD per token)"),
-            "pricing.completion": (pricing.get("completion"), decimal_or_none(pricing.get("completion")), "a number (USD per token)"),
-            "context_length": (entry.get("context_length"), int_or_none(entry.get("context_length")), "an integer (tokens)"),
-            "max_completion_tokens": (entry.get("max_completion_tokens"), int_or_none(entry.get("max_completion_tokens")), "an integer (tokens)"),
+            "pricing.prompt": (pricing.get("prompt"), prompt_price, PRICE_WHAT),
+            "pricing.completion": (pricing.get("completion"), completion_price, PRICE_WHAT),
+            "context_length": (entry.get("context_length"), context_length, TOKENS_WHAT),
+            "max_completion_tokens": (entry.get("max_completion_tokens"), max_completion, TOKENS_WHAT),
             "quantization": (entry.get("quantization"), str_or_none(entry.get("quantization")), "a string"),
         }
         problems = [
@@ -116,11 +144,11 @@ def parse_endpoints_body(raw: bytes) -> list[EndpointInfo]:
                 provider_name=name or slug,
                 provider_slug=slug,
                 quantization=str_or_none(entry.get("quantization")),
-                context_length=int_or_none(entry.get("context_length")),
+                context_length=context_length,
                 supported_parameters=tuple(p for p in params if isinstance(p, str)) if isinstance(params, list) else (),
-                pricing_prompt=decimal_or_none(pricing.get("prompt")),
-                pricing_completion=decimal_or_none(pricing.get("completion")),
-                max_completion_tokens=int_or_none(entry.get("max_completion_tokens")),
+                pricing_prompt=prompt_price,
+                pricing_completion=completion_price,
+                max_completion_tokens=max_completion,
                 status=int_or_none(entry.get("status")),
                 raw=entry,
                 problems=tuple(problems),

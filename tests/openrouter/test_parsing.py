@@ -110,8 +110,23 @@ def test_listing_fields_that_do_not_parse_are_named_not_silently_empty() -> None
     atlas, borealis = parse_endpoints_body(body)
     assert atlas.pricing_prompt is None and atlas.pricing_completion is not None
     assert atlas.problems == (
-        "pricing.prompt: 'abc' is not a number (USD per token)",
-        "context_length: 'lots' is not an integer (tokens)",
+        "pricing.prompt: 'abc' is not a price (USD per token, 0 to 1000)",
+        "context_length: 'lots' is not a token count (1 to 2147483647)",
         "supported_parameters: 'max_tokens' is not a list",
     )
     assert borealis.problems == ()
+
+
+def test_listing_numbers_past_what_a_price_or_a_token_count_can_be_are_problems_not_a_failed_discovery() -> None:
+    # Found by a new user's try: 1e999999 and 1e30 failed the whole model's discovery with
+    # PostgreSQL's "numeric overflow" and "integer out of range".
+    body = json.dumps({"data": {"endpoints": [
+        {"tag": "atlas/fp8", "provider_name": "Atlas", "pricing": {"prompt": "1e999999", "completion": "1e-999999"},
+         "context_length": 1e30, "max_completion_tokens": 0},
+        {"tag": "cinder/fp8", "provider_name": "Cinder", "pricing": {"prompt": "0", "completion": "1000"},
+         "context_length": 2**31 - 1},
+    ]}}).encode()
+    atlas, cinder = parse_endpoints_body(body)
+    assert (atlas.pricing_prompt, atlas.pricing_completion, atlas.context_length, atlas.max_completion_tokens) == (None, None, None, None)
+    assert [p.split(":")[0] for p in atlas.problems] == ["pricing.prompt", "pricing.completion", "context_length", "max_completion_tokens"]
+    assert cinder.problems == () and cinder.context_length == 2**31 - 1

@@ -32,14 +32,14 @@ def test_a_price_that_does_not_parse_is_stored_as_a_problem_logged_once_and_show
         atlas, harbor = endpoints_sync(MODEL, listing("abc"), now)
         endpoints_sync(MODEL, listing("abc"), now + timedelta(minutes=30))
     logged = [r.getMessage() for r in caplog.records if "do not parse" in r.getMessage()]
-    assert logged == [f"endpoint listing of {MODEL}: atlas/fp8 sent fields that do not parse: pricing.prompt: 'abc' is not a number (USD per token)"]
+    assert logged == [f"endpoint listing of {MODEL}: atlas/fp8 sent fields that do not parse: pricing.prompt: 'abc' is not a price (USD per token, 0 to 1000)"]
     atlas.refresh_from_db()
     assert atlas.price_prompt_usd is None
-    assert atlas.listing_problems == ["pricing.prompt: 'abc' is not a number (USD per token)"]
+    assert atlas.listing_problems == ["pricing.prompt: 'abc' is not a price (USD per token, 0 to 1000)"]
     harbor.refresh_from_db()
     assert harbor.listing_problems == []
     html = operator.get(reverse("admin:canary_endpoint_history", args=[atlas.pk])).content.decode()
-    assert 'id="listing-problems"' in html and "pricing.prompt: &#x27;abc&#x27; is not a number" in html
+    assert 'id="listing-problems"' in html and "pricing.prompt: &#x27;abc&#x27; is not a price" in html
     assert 'id="listing-problems"' not in operator.get(reverse("admin:canary_endpoint_history", args=[harbor.pk])).content.decode()
     # A listing that parses again clears the problem.
     endpoints_sync(MODEL, listing("0.0000002"), now + timedelta(hours=1))
