@@ -88,8 +88,8 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
     if not isinstance(body, dict):
         return _render(error_reply(400, "invalid_request", "the body must be a JSON object"), stream=False)
     key = request.headers.get("Idempotency-Key")
-    if key is not None and not (0 < len(key) <= _MAX_KEY):
-        return _render(error_reply(400, "invalid_idempotency_key", f"Idempotency-Key must be 1 to {_MAX_KEY} characters"), stream=False)
+    if key is not None and not (0 < len(key) <= _MAX_KEY and key.isprintable()):
+        return _render(error_reply(400, "invalid_idempotency_key", f"Idempotency-Key must be 1 to {_MAX_KEY} printable characters"), stream=False)
     language = request.headers.get(HEADER_LANGUAGE)
     if language is not None and not (2 <= len(language) <= 8 and language.replace("-", "").isalpha()):
         return _render(error_reply(400, "invalid_expected_language", f"{HEADER_LANGUAGE} must be an ISO 639-1 code such as pt, got {language!r}"), stream=False)

@@ -50,8 +50,9 @@ _NUMBERS: dict[str, tuple[str, float | None, float | None]] = {
     "repetition_penalty": ("number", 0.0, 2.0),
     "seed": ("int", None, None),
     "top_logprobs": ("int", 0, 20),
-    "max_tokens": ("int", 1, None),
-    "max_completion_tokens": ("int", 1, None),
+    # A token count a context can hold (2^31 - 1, as listings' context lengths).
+    "max_tokens": ("int", 1, 2**31 - 1),
+    "max_completion_tokens": ("int", 1, 2**31 - 1),
 }
 _BOOLEANS = ("stream", "logprobs", "parallel_tool_calls")
 _OBJECTS = ("response_format", "logit_bias", "provider", "reasoning", "stream_options", "usage", "metadata")
@@ -173,6 +174,48 @@ def _content(content: Any, path: str, role: Any) -> None:
             raise BodyInvalid(f"{where}.{kind}", "expected an object")
 
 
+def _tool_calls(calls: Any, path: str) -> None:
+    """An assistant message's ``tool_calls``: a list of ``{"id", "type": "function",
+    "function": {"name", "arguments"}}`` with strings (OpenAI's chat API reference)."""
+    if not isinstance(calls, list):
+        raise BodyInvalid(path, "expected a list")
+    for i, call in enumerate(calls):
+        where = f"{path}[{i}]"
+        if not isinstance(call, Mapping):
+            raise BodyInvalid(where, "expected an object")
+        if not isinstance(call.get("id"), str):
+            raise BodyInvalid(f"{where}.id", f"expected a string, got {call.get('id')!r}")
+        function = call.get("function")
+        if not isinstance(function, Mapping):
+            raise BodyInvalid(f"{where}.function", "expected an object with name and arguments")
+        for key in ("name", "arguments"):
+            if not isinstance(function.get(key), str):
+                raise BodyInvalid(f"{where}.function.{key}", f"expected a string, got {function.get(key)!r}")
+
+
+RESPONSE_FORMATS = ("text", "json_object", "json_schema")
+
+
+def _response_format(value: Any) -> None:
+    """``response_format``: ``{"type": "text" | "json_object"}`` or ``{"type":
+    "json_schema", "json_schema": {"name", "schema"?, ...}}`` (OpenAI's structured outputs);
+    anything else went upstream and came back a provider's 400 on a route."""
+    if value is None:
+        return
+    kind = value.get("type")
+    if kind not in RESPONSE_FORMATS:
+        raise BodyInvalid("response_format.type", f"expected one of {list(RESPONSE_FORMATS)}, got {kind!r}")
+    if kind != "json_schema":
+        return
+    spec = value.get("json_schema")
+    if not isinstance(spec, Mapping):
+        raise BodyInvalid("response_format.json_schema", "expected an object with the schema's name and schema")
+    if not isinstance(spec.get("name"), str):
+        raise BodyInvalid("response_format.json_schema.name", f"expected a string, got {spec.get('name')!r}")
+    if spec.get("schema") is not None and not isinstance(spec["schema"], Mapping):
+        raise BodyInvalid("response_format.json_schema.schema", "expected an object")
+
+
 def body_check(body: Any) -> None:
     """Raise ``BodyInvalid`` (its message names the field's path) when ``body`` is not a
     valid OpenAI-compatible chat request; return None otherwise. Checks text, numbers,
@@ -196,8 +239,8 @@ def body_check(body: Any) -> None:
         for key in ("name", "tool_call_id"):
             if key in message and not isinstance(message[key], str):
                 raise BodyInvalid(f"{where}.{key}", "expected a string")
-        if "tool_calls" in message and not isinstance(message["tool_calls"], list):
-            raise BodyInvalid(f"{where}.tool_calls", "expected a list")
+        if "tool_calls" in message:
+            _tool_calls(message["tool_calls"], f"{where}.tool_calls")
     for key in _NUMBERS:
         _number(body, key)
     for key in _BOOLEANS:
@@ -206,6 +249,7 @@ def body_check(body: Any) -> None:
     for key in _OBJECTS:
         if body.get(key) is not None and not isinstance(body[key], Mapping):
             raise BodyInvalid(key, f"expected an object, got {type(body[key]).__name__}")
+    _response_format(body.get("response_format"))
     stop = body.get("stop")
     if stop is not None and not (isinstance(stop, str) or (isinstance(stop, list) and all(isinstance(s, str) for s in stop))):
         raise BodyInvalid("stop", "expected a string or a list of strings")
