@@ -48,8 +48,10 @@ DEFAULT_TTFT_MS: tuple[float, float] = (20.0, 60.0)
 DEFAULT_TOKENS_PER_S = 400.0
 DEFAULT_PARAMETERS: tuple[str, ...] = ("max_tokens", "temperature", "top_p", "stop", "seed")
 
-_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*$")
-_MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*$")
+# Used with ``fullmatch`` only: ``$`` would also match before a final newline, and a tag
+# "atlas/fp8\n" would be stored and then probed as an address no listing serves.
+_TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*")
+_MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*")
 
 
 class FleetError(ValueError):
@@ -260,7 +262,7 @@ def fleet_from_dict(raw: Any) -> Fleet:
     seen: set[str] = set()
     for i, item in enumerate(models_raw):
         model_id = item.get("id") if isinstance(item, dict) else None
-        if isinstance(model_id, str) and _MODEL_ID.match(model_id):
+        if isinstance(model_id, str) and _MODEL_ID.fullmatch(model_id):
             if model_id in seen:
                 p.found.append((f"models[{i}].id", f"duplicate model id {json.dumps(model_id)}"))
             seen.add(model_id)
@@ -286,7 +288,7 @@ def _model(raw: Any, path: str, p: _Problems) -> Model:
     seen: set[str] = set()
     for i, item in enumerate(endpoints_raw):
         tag = item.get("tag") if isinstance(item, dict) else None
-        if not isinstance(tag, str) or not _TAG.match(tag):
+        if not isinstance(tag, str) or not _TAG.fullmatch(tag):
             continue
         # Matching is case-insensitive, so "Atlas/FP8" and "atlas/fp8" would be one address.
         if tag.lower() in seen:
@@ -512,7 +514,7 @@ def _object(
 
 def _matching(raw: Any, path: str, pattern: re.Pattern[str], shape: str) -> str:
     text = _string(raw, path)
-    if not pattern.match(text):
+    if not pattern.fullmatch(text):
         raise FleetError(path, f"must look like {shape}, got {json.dumps(text)}")
     return text
 
