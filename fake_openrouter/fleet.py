@@ -532,6 +532,13 @@ def _array(raw: Any, path: str) -> list[Any]:
 def _string(raw: Any, path: str) -> str:
     if not isinstance(raw, str) or not raw.strip():
         raise FleetError(path, f"must be a non-empty string, got {_show(raw)}")
+    try:
+        # JSON may spell a lone surrogate ("\ud800"): a str that every UTF-8 response
+        # carrying it would fail to encode (the simulator answered 500).
+        raw.encode("utf-8")
+    except UnicodeEncodeError:
+        # ASCII-escaped, so that the message itself can be printed.
+        raise FleetError(path, f"must be valid Unicode text (no lone surrogate), got {json.dumps(raw)}") from None
     return raw
 
 
