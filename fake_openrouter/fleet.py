@@ -47,6 +47,11 @@ DEFAULT_CONTEXT_LENGTH = 131072
 DEFAULT_TTFT_MS: tuple[float, float] = (20.0, 60.0)
 DEFAULT_TOKENS_PER_S = 400.0
 DEFAULT_PARAMETERS: tuple[str, ...] = ("max_tokens", "temperature", "top_p", "stop", "seed")
+# Upper bounds that no sensible scenario reaches (docs/fleet-format.md, "Bounds"). One hour of
+# first-token wait is 360 times the canary's first-token limit (10 s) and 80 times its total
+# timeout (45 s); the slowest shipped host waits 14 s. Longer, a host only looks like the
+# timeout fault to every client we run, at the cost of a longer keep-alive script.
+MAX_TTFT_MS = 3_600_000
 
 # Used with ``fullmatch`` only: ``$`` would also match before a final newline, and a tag
 # "atlas/fp8\n" would be stored and then probed as an address no listing serves.
@@ -382,15 +387,21 @@ def _ttft(raw: Any, path: str, p: _Problems) -> tuple[float, float]:
     if isinstance(raw, list):
         if len(raw) != 2:
             raise FleetError(path, f"must be a number or [min, max], got {_show(raw)}")
-        low = p.check(_non_negative, raw[0], f"{path}[0]", None)
-        high = p.check(_non_negative, raw[1], f"{path}[1]", None)
+        low = p.check(_ttft_bound, raw[0], f"{path}[0]", None)
+        high = p.check(_ttft_bound, raw[1], f"{path}[1]", None)
         if low is not None and high is not None and low > high:
             raise FleetError(path, f"min must not exceed max, got {_show(raw)}")
         return (low or 0.0, high or 0.0)
     if not _is_number(raw):
         raise FleetError(path, f"must be a number or [min, max], got {_show(raw)}")
-    value = _non_negative(raw, path)
+    value = _ttft_bound(raw, path)
     return (value, value)
+
+
+def _ttft_bound(raw: Any, path: str) -> float:
+    if not _is_number(raw) or not 0 <= raw <= MAX_TTFT_MS:
+        raise FleetError(path, f"must be a number between 0 and {MAX_TTFT_MS} (one hour), got {_show(raw)}")
+    return float(raw)
 
 
 def _tokens_per_s(raw: Any, path: str, p: _Problems) -> float:
