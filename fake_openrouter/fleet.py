@@ -52,6 +52,9 @@ DEFAULT_PARAMETERS: tuple[str, ...] = ("max_tokens", "temperature", "top_p", "st
 # timeout (45 s); the slowest shipped host waits 14 s. Longer, a host only looks like the
 # timeout fault to every client we run, at the cost of a longer keep-alive script.
 MAX_TTFT_MS = 3_600_000
+# Padding costs about 250 bytes of plan and one send per unit: one unit a second over the
+# one-hour bound is 3600 (shipped fleets use at most 4).
+MAX_PADDING_UNITS = 3600
 
 # Used with ``fullmatch`` only: ``$`` would also match before a final newline, and a tag
 # "atlas/fp8\n" would be stored and then probed as an address no listing serves.
@@ -374,7 +377,7 @@ def _wire(raw: Any, path: str, p: _Problems) -> Wire:
     error_chunk: str = default.error_chunk
     return Wire(
         usage_chunk=cast(UsageChunk, p.field(obj, "usage_chunk", _enum, path, usage_chunk, USAGE_CHUNKS)),
-        padding=p.field(obj, "padding", _non_negative_int, path, default.padding),
+        padding=p.field(obj, "padding", _padding, path, default.padding),
         comments_between=p.field(obj, "comments_between", _boolean, path, default.comments_between),
         error_chunk=cast(ErrorChunk, p.field(obj, "error_chunk", _enum, path, error_chunk, ERROR_CHUNKS)),
     )
@@ -575,6 +578,14 @@ def _non_negative_int(raw: Any, path: str) -> int:
     if not _is_int(raw) or raw < 0:
         raise FleetError(path, f"must be an integer >= 0, got {_show(raw)}")
     return cast(int, raw)
+
+
+def _padding(raw: Any, path: str) -> int:
+    # Negative padding keeps its former message; only the new upper bound reads differently.
+    value = _non_negative_int(raw, path)
+    if value > MAX_PADDING_UNITS:
+        raise FleetError(path, f"must be an integer between 0 and {MAX_PADDING_UNITS}, got {value}")
+    return value
 
 
 def _non_negative(raw: Any, path: str) -> float:

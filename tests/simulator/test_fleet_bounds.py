@@ -11,6 +11,7 @@ import pytest
 
 from fake_openrouter.draws import ServeCounter
 from fake_openrouter.fleet import (
+    MAX_PADDING_UNITS,
     MAX_TTFT_MS,
     Fleet,
     FleetError,
@@ -133,3 +134,11 @@ def test_the_keepalive_plan_stays_bounded_for_any_wait_a_fleet_object_carries(tt
     # Still a keep-alive wait: comments between waits, and the whole delay is waited.
     assert all(isinstance(s, Write) and s.data == COMMENT for s in part[1::2])
     assert sum(waits) == pytest.approx(ttft_ms / 1000)
+
+
+def test_padding_above_its_bound_is_refused_and_the_bound_itself_accepted() -> None:
+    assert errors_of(fleet(endpoint("a/x", wire={"padding": 10**6}))) == [
+        (f"{PATH}.wire.padding", f"must be an integer between 0 and {MAX_PADDING_UNITS}, got 1000000")
+    ]
+    loaded = fleet_from_dict(fleet(endpoint("a/x", wire={"padding": MAX_PADDING_UNITS})))
+    assert loaded.models[0].endpoints[0].wire.padding == MAX_PADDING_UNITS
