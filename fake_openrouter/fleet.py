@@ -47,9 +47,19 @@ DEFAULT_CONTEXT_LENGTH = 131072
 DEFAULT_TTFT_MS: tuple[float, float] = (20.0, 60.0)
 DEFAULT_TOKENS_PER_S = 400.0
 DEFAULT_PARAMETERS: tuple[str, ...] = ("max_tokens", "temperature", "top_p", "stop", "seed")
+# Upper bounds that no sensible scenario reaches (docs/fleet-format.md, "Bounds"). One hour of
+# first-token wait is 360 times the canary's first-token limit (10 s) and 80 times its total
+# timeout (45 s); the slowest shipped host waits 14 s. Longer, a host only looks like the
+# timeout fault to every client we run, at the cost of a longer keep-alive script.
+MAX_TTFT_MS = 3_600_000
+# Padding costs about 250 bytes of plan and one send per unit: one unit a second over the
+# one-hour bound is 3600 (shipped fleets use at most 4).
+MAX_PADDING_UNITS = 3600
 
-_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*$")
-_MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*$")
+# Used with ``fullmatch`` only: ``$`` would also match before a final newline, and a tag
+# "atlas/fp8\n" would be stored and then probed as an address no listing serves.
+_TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*")
+_MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*")
 
 
 class FleetError(ValueError):
@@ -260,7 +270,7 @@ def fleet_from_dict(raw: Any) -> Fleet:
     seen: set[str] = set()
     for i, item in enumerate(models_raw):
         model_id = item.get("id") if isinstance(item, dict) else None
-        if isinstance(model_id, str) and _MODEL_ID.match(model_id):
+        if isinstance(model_id, str) and _MODEL_ID.fullmatch(model_id):
             if model_id in seen:
                 p.found.append((f"models[{i}].id", f"duplicate model id {json.dumps(model_id)}"))
             seen.add(model_id)
@@ -286,7 +296,7 @@ def _model(raw: Any, path: str, p: _Problems) -> Model:
     seen: set[str] = set()
     for i, item in enumerate(endpoints_raw):
         tag = item.get("tag") if isinstance(item, dict) else None
-        if not isinstance(tag, str) or not _TAG.match(tag):
+        if not isinstance(tag, str) or not _TAG.fullmatch(tag):
             continue
         # Matching is case-insensitive, so "Atlas/FP8" and "atlas/fp8" would be one address.
         if tag.lower() in seen:
@@ -367,7 +377,7 @@ def _wire(raw: Any, path: str, p: _Problems) -> Wire:
     error_chunk: str = default.error_chunk
     return Wire(
         usage_chunk=cast(UsageChunk, p.field(obj, "usage_chunk", _enum, path, usage_chunk, USAGE_CHUNKS)),
-        padding=p.field(obj, "padding", _non_negative_int, path, default.padding),
+        padding=p.field(obj, "padding", _padding, path, default.padding),
         comments_between=p.field(obj, "comments_between", _boolean, path, default.comments_between),
         error_chunk=cast(ErrorChunk, p.field(obj, "error_chunk", _enum, path, error_chunk, ERROR_CHUNKS)),
     )
@@ -380,15 +390,21 @@ def _ttft(raw: Any, path: str, p: _Problems) -> tuple[float, float]:
     if isinstance(raw, list):
         if len(raw) != 2:
             raise FleetError(path, f"must be a number or [min, max], got {_show(raw)}")
-        low = p.check(_non_negative, raw[0], f"{path}[0]", None)
-        high = p.check(_non_negative, raw[1], f"{path}[1]", None)
+        low = p.check(_ttft_bound, raw[0], f"{path}[0]", None)
+        high = p.check(_ttft_bound, raw[1], f"{path}[1]", None)
         if low is not None and high is not None and low > high:
             raise FleetError(path, f"min must not exceed max, got {_show(raw)}")
         return (low or 0.0, high or 0.0)
     if not _is_number(raw):
         raise FleetError(path, f"must be a number or [min, max], got {_show(raw)}")
-    value = _non_negative(raw, path)
+    value = _ttft_bound(raw, path)
     return (value, value)
+
+
+def _ttft_bound(raw: Any, path: str) -> float:
+    if not _is_number(raw) or not 0 <= raw <= MAX_TTFT_MS:
+        raise FleetError(path, f"must be a number between 0 and {MAX_TTFT_MS} (one hour), got {_show(raw)}")
+    return float(raw)
 
 
 def _tokens_per_s(raw: Any, path: str, p: _Problems) -> float:
@@ -512,7 +528,7 @@ def _object(
 
 def _matching(raw: Any, path: str, pattern: re.Pattern[str], shape: str) -> str:
     text = _string(raw, path)
-    if not pattern.match(text):
+    if not pattern.fullmatch(text):
         raise FleetError(path, f"must look like {shape}, got {json.dumps(text)}")
     return text
 
@@ -530,6 +546,13 @@ def _array(raw: Any, path: str) -> list[Any]:
 def _string(raw: Any, path: str) -> str:
     if not isinstance(raw, str) or not raw.strip():
         raise FleetError(path, f"must be a non-empty string, got {_show(raw)}")
+    try:
+        # JSON may spell a lone surrogate ("\ud800"): a str that every UTF-8 response
+        # carrying it would fail to encode (the simulator answered 500).
+        raw.encode("utf-8")
+    except UnicodeEncodeError:
+        # ASCII-escaped, so that the message itself can be printed.
+        raise FleetError(path, f"must be valid Unicode text (no lone surrogate), got {json.dumps(raw)}") from None
     return raw
 
 
@@ -555,6 +578,14 @@ def _non_negative_int(raw: Any, path: str) -> int:
     if not _is_int(raw) or raw < 0:
         raise FleetError(path, f"must be an integer >= 0, got {_show(raw)}")
     return cast(int, raw)
+
+
+def _padding(raw: Any, path: str) -> int:
+    # Negative padding keeps its former message; only the new upper bound reads differently.
+    value = _non_negative_int(raw, path)
+    if value > MAX_PADDING_UNITS:
+        raise FleetError(path, f"must be an integer between 0 and {MAX_PADDING_UNITS}, got {value}")
+    return value
 
 
 def _non_negative(raw: Any, path: str) -> float:

@@ -19,7 +19,14 @@ from typing import Any
 from fake_openrouter.chat_request import ChatRequest, RequestError, parse_chat_request
 from fake_openrouter.content import Reply, compose_reply, split_deltas
 from fake_openrouter.draws import AttemptDraws, ServeCounter, derive_rng
-from fake_openrouter.fleet import DEFAULT_TOKENS_PER_S, DEFAULT_TTFT_MS, Endpoint, Faults, Fleet
+from fake_openrouter.fleet import (
+    DEFAULT_TOKENS_PER_S,
+    DEFAULT_TTFT_MS,
+    MAX_TTFT_MS,
+    Endpoint,
+    Faults,
+    Fleet,
+)
 from fake_openrouter.preferences import PreferencesError
 from fake_openrouter.routing import RoutingError, plan_route
 from fake_openrouter.wire import (
@@ -57,6 +64,9 @@ RATE_FAULTS: tuple[str, ...] = (
     "bpe_glyphs",
 )
 KEEPALIVE_EVERY_S = 1.0
+# The most waits one keep-alive plan holds: the fleet loader's bound on ttft_ms (one hour) in
+# one-second beats. A fleet built in code may ask for more; the plan stays this size.
+KEEPALIVE_MAX_BEATS = math.ceil(MAX_TTFT_MS / 1000 / KEEPALIVE_EVERY_S)
 # How long a failed upstream attempt takes before the next provider is tried (ms).
 FAILED_ATTEMPT_MS = (10.0, 60.0)
 TIMED_OUT_STATUS = 408
@@ -468,15 +478,23 @@ def _body_steps(
 
 
 def _keepalive_wait(seconds: float) -> list[Step]:
-    """Wait ``seconds`` with a keep-alive comment every second, as OpenRouter does."""
+    """Wait ``seconds`` with a keep-alive comment every second, as OpenRouter does: waits of
+    one second with a comment after each but the last, which is the remainder (a remainder
+    under a nanosecond joins the wait before it). At most ``KEEPALIVE_MAX_BEATS`` waits: a
+    longer wait spreads them evenly. Nothing for ``seconds`` <= 0 or NaN.
+    """
+    if not seconds > 0:
+        return []
+    # The beats are counted, not found by decrementing a float: above 2**53 s, ``-= 1``
+    # no longer changes it and the plan never ended (while growing by ~90 MB/s).
+    if seconds >= KEEPALIVE_MAX_BEATS * KEEPALIVE_EVERY_S:
+        beats, every = KEEPALIVE_MAX_BEATS, seconds / KEEPALIVE_MAX_BEATS
+    else:
+        beats, every = max(1, math.ceil(seconds / KEEPALIVE_EVERY_S - 1e-9)), KEEPALIVE_EVERY_S
     steps: list[Step] = []
-    remaining = seconds
-    while remaining > 0:
-        step = min(KEEPALIVE_EVERY_S, remaining)
-        steps.append(Wait(step))
-        remaining -= step
-        if remaining > 1e-9:
-            steps.append(Write(COMMENT))
+    for _ in range(beats - 1):
+        steps += [Wait(every), Write(COMMENT)]
+    steps.append(Wait(seconds - (beats - 1) * every))
     return steps
 
 
