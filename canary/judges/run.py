@@ -22,13 +22,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from canary.judges.corruption import judge_corruption
 from canary.judges.language import judge_language
 from canary.judges.leading import judge_leading_garbage, leading_signature
 from canary.judges.refusal import judge_refusal
+from canary.judges.schemas import SchemaRefused, schema_validator
 from canary.judges.structured import judge_structured
 from canary.languages import LANGUAGE_NAMES, validate_language
 from canary.prompts import STATE_SCHEMA
@@ -47,7 +45,9 @@ def load_schema(path: str | Path) -> dict[str, Any]:
     """Read a JSON Schema (Draft 2020-12) from ``path``.
 
     Raises InputError when the file is missing, unreadable, larger than 1 MB, not JSON,
-    not an object, or not a valid schema.
+    not an object, or not a usable schema (``canary.judges.schemas.schema_validator``:
+    invalid, nested too deeply to check, or a ``$ref`` that does not resolve within the
+    file, since references are never fetched).
     """
     file = Path(path)
     try:
@@ -61,9 +61,9 @@ def load_schema(path: str | Path) -> dict[str, Any]:
     if not isinstance(schema, dict):
         raise InputError(f"schema file {file} must hold a JSON object, not {type(schema).__name__}")
     try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        raise InputError(f"schema file {file} is not a valid JSON Schema: {exc.message}") from exc
+        schema_validator(schema)
+    except SchemaRefused as exc:
+        raise InputError(f"schema file {file}: {exc}") from exc
     return schema
 
 

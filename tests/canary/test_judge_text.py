@@ -83,6 +83,30 @@ def test_a_bad_schema_file_is_refused(tmp_path: Path, content: str, message: str
         run([json.dumps({"text": "{}"})], "--check", "structured", "--schema", str(schema))
 
 
+def test_a_schema_file_with_a_remote_ref_is_refused_before_any_line_and_never_fetched(
+    tmp_path: Path, schema_host
+) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"mood": {"$ref": schema_host.url}}}))
+    lines = [json.dumps({"text": '{"mood": "calm"}'})] * 3
+    with pytest.raises(CommandError) as refused:
+        run(lines, "--check", "structured", "--schema", str(schema))
+    assert str(refused.value) == (
+        f"--schema: schema file {schema}: $ref '{schema_host.url}' at $.properties.mood"
+        " does not resolve within the schema (references are never fetched)"
+    )
+    assert schema_host.gets == 0
+
+
+def test_a_schema_file_with_local_refs_is_judged(tmp_path: Path) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"$defs": {"mood": {"enum": ["calm"]}}, "type": "object",
+                                  "properties": {"mood": {"$ref": "#/$defs/mood"}}}))
+    rows = run([json.dumps({"text": '{"mood": "calm"}'}), json.dumps({"text": '{"mood": "wild"}'})],
+               "--check", "structured", "--schema", str(schema))
+    assert [r["verdict"] for r in rows] == ["pass", "fail"]
+
+
 def test_a_missing_schema_file_and_a_bad_language_are_refused(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="cannot read schema file"):
         run([], "--check", "structured", "--schema", str(tmp_path / "nope.json"))
