@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
+from canary.judges.schemas import SchemaRefused, schema_validator
 from core.strict_json import strict_loads
 from routing.deadline import Allowances
 from routing.semantic import SEMANTIC_CHECKS
@@ -212,12 +212,13 @@ def _strings(data: Mapping[str, Any], key: str, allowed: tuple[str, ...] | None 
 
 
 def _schema_validator(schema: Any, where: str) -> Draft202012Validator:
+    """The validator of the schema at ``where`` (``output_schema``, ``tools.<name>``): a
+    self-contained schema, since a ``$ref`` fetched per attempt would outlive the deadline."""
     _require(isinstance(schema, dict), f"{where}: expected a JSON schema object, got {type(schema).__name__}")
     try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        raise ContractError(f"{where}: not a valid JSON schema: {exc.message}") from exc
-    return Draft202012Validator(schema)
+        return schema_validator(schema)
+    except SchemaRefused as exc:
+        raise ContractError(f"{where}: {exc}") from exc
 
 
 def _semantic(value: Any) -> tuple[SemanticCheckSpec, ...]:
@@ -277,7 +278,8 @@ def contract_from_dict(data: Mapping[str, Any]) -> Contract:
     ``max_fallbacks`` without ``max_attempts`` (the attempt budget); ``max_attempts``
     above 5 or below 1 (below ``1 + max_fallbacks`` is allowed: the budget may stop the
     chain early); hedging without ``latency_critical`` or with ``side_effects`` (issue point
-    10); allowances that cannot fit the deadline; invalid JSON schemas; a workload class
+    10); allowances that cannot fit the deadline; invalid JSON schemas and schemas with a
+    ``$ref`` that does not resolve within them (never fetched); a workload class
     without its requirement (structured: a schema; tools: tools; vision: the image
     modality; long_context: ``min_context``).
     """

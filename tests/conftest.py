@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -157,3 +159,40 @@ def _fresh_ignore_cache() -> Iterator[None]:
     ignore_cache_clear()
     yield
     ignore_cache_clear()
+
+
+class SchemaHost:
+    """A real HTTP server serving one JSON Schema at ``url``, counting the GETs it got."""
+
+    def __init__(self, server: ThreadingHTTPServer) -> None:
+        self.server = server
+        self.url = f"http://127.0.0.1:{server.server_address[1]}/s.json"
+        self.gets = 0
+
+
+@pytest.fixture
+def schema_host() -> Iterator[SchemaHost]:
+    """A host a remote ``$ref`` can point at: it serves ``{"type": "object"}``, so a
+    validator that fetched it would pass an object, and ``gets`` shows whether it did."""
+    host: SchemaHost
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            host.gets += 1
+            body = b'{"type": "object"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/schema+json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    host = SchemaHost(server)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield host
+    server.shutdown()
+    server.server_close()

@@ -22,13 +22,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from canary.judges.corruption import judge_corruption
 from canary.judges.language import judge_language
 from canary.judges.leading import judge_leading_garbage, leading_signature
 from canary.judges.refusal import judge_refusal
+from canary.judges.schemas import SchemaRefused, schema_validator
 from canary.judges.structured import judge_structured
 from canary.languages import LANGUAGE_NAMES, validate_language
 from canary.prompts import STATE_SCHEMA
@@ -46,24 +44,34 @@ class InputError(ValueError):
 def load_schema(path: str | Path) -> dict[str, Any]:
     """Read a JSON Schema (Draft 2020-12) from ``path``.
 
-    Raises InputError when the file is missing, unreadable, larger than 1 MB, not JSON,
-    not an object, or not a valid schema.
+    Raises InputError when the file is missing, unreadable, larger than 1 MB, not JSON
+    (or nested too deeply to read), not an object, or not a usable schema
+    (``canary.judges.schemas.schema_validator``: invalid, nested too deeply to check, or
+    a ``$ref`` that does not resolve within the file, since references are never fetched).
     """
     file = Path(path)
     try:
-        if file.stat().st_size > MAX_SCHEMA_BYTES:
-            raise InputError(f"schema file {file} is larger than {MAX_SCHEMA_BYTES} bytes")
-        schema = json.loads(file.read_text(encoding="utf-8"))
+        size = file.stat().st_size
+        text = file.read_text(encoding="utf-8") if size <= MAX_SCHEMA_BYTES else ""
     except OSError as exc:
         raise InputError(f"cannot read schema file {file}: {exc.strerror or exc}") from exc
-    except (UnicodeDecodeError, ValueError) as exc:
+    except UnicodeDecodeError as exc:
         raise InputError(f"schema file {file} is not JSON: {exc}") from exc
+    # Outside the try: InputError is a ValueError, which would read as "not JSON".
+    if size > MAX_SCHEMA_BYTES:
+        raise InputError(f"schema file {file} is larger than {MAX_SCHEMA_BYTES} bytes")
+    try:
+        schema = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"schema file {file} is not JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise InputError(f"schema file {file} is not JSON: arrays or objects nested too deeply") from exc
     if not isinstance(schema, dict):
         raise InputError(f"schema file {file} must hold a JSON object, not {type(schema).__name__}")
     try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        raise InputError(f"schema file {file} is not a valid JSON Schema: {exc.message}") from exc
+        schema_validator(schema)
+    except SchemaRefused as exc:
+        raise InputError(f"schema file {file}: {exc}") from exc
     return schema
 
 
@@ -119,7 +127,11 @@ _LINE_DECODER = json.JSONDecoder(parse_constant=_not_json_constant)
 
 
 def _show(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)[:80]
+    try:
+        return json.dumps(value, ensure_ascii=False)[:80]
+    except RecursionError:
+        # A value the decoder could just read may be too deep to encode back.
+        return f"a {'list' if isinstance(value, list) else 'object'} nested too deeply to show"
 
 
 def judge_line(
@@ -130,7 +142,7 @@ def judge_line(
     ``default_language``). Bytes are decoded as UTF-8 (a byte-order mark is allowed).
 
     Returns ``as_row(...)``, or ``{"error": "..."}`` naming what is wrong with the line
-    (not UTF-8, not JSON (NaN and Infinity included), not an object, no ``text``, a
+    (not UTF-8, not JSON (NaN and Infinity included, or nested too deeply), not an object, no ``text``, a
     ``text`` or ``language`` of the wrong type, with its value, an unknown language);
     never raises for bad input.
     """
@@ -143,6 +155,10 @@ def judge_line(
         record = _LINE_DECODER.decode(line.strip().lstrip("\ufeff"))
     except ValueError as exc:
         return {"error": f"not JSON: {exc}"}
+    except RecursionError:
+        # json's decoder recurses per level of nesting; past the interpreter's limit the
+        # line is refused like any other unreadable line, and the run goes on.
+        return {"error": "not JSON: arrays or objects nested too deeply"}
     if not isinstance(record, dict):
         return {"error": f"expected a JSON object, got {type(record).__name__}"}
     if "text" not in record:

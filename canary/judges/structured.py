@@ -23,9 +23,10 @@ from typing import Any
 
 import regex
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema.exceptions import ValidationError
 
 from canary.judges._guard import never_raise
+from canary.judges.schemas import SchemaRefused, schema_validator
 from canary.verdicts import Judgement, Reply, Verdict
 
 CHECK = "structured_output"
@@ -186,7 +187,7 @@ def _unclosed(text: str) -> bool:
 
 # --- schema validation -------------------------------------------------------------------
 
-_validators: dict[str, Draft202012Validator | SchemaError] = {}
+_validators: dict[str, Draft202012Validator | SchemaRefused] = {}
 _validators_lock = threading.Lock()
 _MAX_CACHED_SCHEMAS = 64
 
@@ -201,18 +202,16 @@ def unwrap_schema(schema: Any) -> Any:
     return schema
 
 
-def _validator(schema: dict[str, Any]) -> Draft202012Validator | SchemaError:
+def _validator(schema: dict[str, Any]) -> Draft202012Validator | SchemaRefused:
     key = json.dumps(schema, sort_keys=True, default=str)
     with _validators_lock:
         cached = _validators.get(key)
     if cached is not None:
         return cached
+    built: Draft202012Validator | SchemaRefused
     try:
-        Draft202012Validator.check_schema(schema)
-        built: Draft202012Validator | SchemaError = Draft202012Validator(
-            schema, format_checker=Draft202012Validator.FORMAT_CHECKER
-        )
-    except SchemaError as exc:
+        built = schema_validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    except SchemaRefused as exc:
         built = exc
     with _validators_lock:
         if len(_validators) >= _MAX_CACHED_SCHEMAS:
@@ -249,7 +248,8 @@ def judge_structured(reply: Reply, schema: dict[str, Any]) -> Judgement:
 
     ``schema`` may be bare or wrapped (see ``unwrap_schema``). Pass only for strict JSON
     that validates. Fail for every other ladder class and for schema errors.
-    Inconclusive when the schema itself is invalid (a probe bug). A schema failure's
+    Inconclusive when the schema itself is unusable (invalid, or a ``$ref`` that does not
+    resolve within it: references are never fetched; a probe bug). A schema failure's
     reason names the first error's JSON path (``$.items[2].price``) and the validator's
     message; ``failure_kind`` (``"schema <keyword> at <path>"``) is that failure without
     the quoted value, for ``canary.round_judgement.failure_signature``. Evidence: ``ladder``,
@@ -262,12 +262,12 @@ def judge_structured(reply: Reply, schema: dict[str, Any]) -> Judgement:
             Verdict.INCONCLUSIVE, CHECK, "No JSON Schema object to validate against.", {}
         )
     validator = _validator(bare)
-    if isinstance(validator, SchemaError):
+    if isinstance(validator, SchemaRefused):
         return Judgement(
             Verdict.INCONCLUSIVE,
             CHECK,
-            "The probe's schema is not a valid Draft 2020-12 schema.",
-            {"schema_error": validator.message[:200]},
+            "The probe's schema is not a usable Draft 2020-12 schema.",
+            {"schema_error": str(validator)[:200]},
         )
     content = reply.content
     text = content if isinstance(content, str) else ("" if content is None else str(content))

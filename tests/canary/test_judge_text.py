@@ -83,6 +83,77 @@ def test_a_bad_schema_file_is_refused(tmp_path: Path, content: str, message: str
         run([json.dumps({"text": "{}"})], "--check", "structured", "--schema", str(schema))
 
 
+def test_a_schema_file_with_a_remote_ref_is_refused_before_any_line_and_never_fetched(
+    tmp_path: Path, schema_host
+) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"mood": {"$ref": schema_host.url}}}))
+    lines = [json.dumps({"text": '{"mood": "calm"}'})] * 3
+    with pytest.raises(CommandError) as refused:
+        run(lines, "--check", "structured", "--schema", str(schema))
+    assert str(refused.value) == (
+        f"--schema: schema file {schema}: $ref '{schema_host.url}' at $.properties.mood"
+        " does not resolve within the schema (references are never fetched)"
+    )
+    assert schema_host.gets == 0
+
+
+def test_a_schema_file_with_local_refs_is_judged(tmp_path: Path) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"$defs": {"mood": {"enum": ["calm"]}}, "type": "object",
+                                  "properties": {"mood": {"$ref": "#/$defs/mood"}}}))
+    rows = run([json.dumps({"text": '{"mood": "calm"}'}), json.dumps({"text": '{"mood": "wild"}'})],
+               "--check", "structured", "--schema", str(schema))
+    assert [r["verdict"] for r in rows] == ["pass", "fail"]
+
+
+@pytest.mark.parametrize("depth", [3000, 50_000])
+def test_a_schema_file_nested_too_deeply_is_refused_in_one_line(tmp_path: Path, depth: int) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text('{"items": ' * depth + "{}" + "}" * depth)
+    with pytest.raises(CommandError) as refused:
+        run([json.dumps({"text": "{}"})], "--check", "structured", "--schema", str(schema))
+    assert str(refused.value) == f"--schema: schema file {schema} is not JSON: arrays or objects nested too deeply"
+
+
+def test_a_schema_file_over_the_size_limit_is_refused_as_too_large(tmp_path: Path) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text('{"description": "' + "x" * 1_000_000 + '"}')
+    with pytest.raises(CommandError) as refused:
+        run([json.dumps({"text": "{}"})], "--check", "structured", "--schema", str(schema))
+    assert str(refused.value) == f"--schema: schema file {schema} is larger than 1000000 bytes"
+
+
+def test_a_schema_that_parses_but_is_too_deep_to_check_is_refused_in_one_line(tmp_path: Path) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text('{"items": ' * 400 + "{}" + "}" * 400)
+    with pytest.raises(CommandError) as refused:
+        run([json.dumps({"text": "{}"})], "--check", "structured", "--schema", str(schema))
+    assert str(refused.value) == f"--schema: schema file {schema}: nested too deeply to check"
+
+
+def test_a_deeply_nested_line_is_an_error_line_and_the_run_goes_on() -> None:
+    extra = "[" * 5000 + "]" * 5000
+    rows = run(["[" * 100_000, '{"text": "x", "extra": {"deep": ' + extra + "}}", json.dumps({"text": STORY})],
+               "--check", "refusal")
+    assert rows[:2] == [
+        {"line": 1, "error": "not JSON: arrays or objects nested too deeply"},
+        {"line": 2, "error": "not JSON: arrays or objects nested too deeply"},
+    ]
+    assert (rows[2]["line"], rows[2]["verdict"]) == (3, "pass")
+
+
+def test_every_nesting_depth_up_to_past_the_limit_gives_a_row() -> None:
+    # Somewhere below the interpreter's limit a value decodes but is too deep to quote
+    # back in the error; each depth must still give its own row.
+    depths = range(sys.getrecursionlimit() - 300, sys.getrecursionlimit() + 10, 3)
+    rows = [judge_line('{"text": ' + "[" * d + "]" * d + "}", "refusal") for d in depths]
+    assert all(set(row) == {"error"} for row in rows)
+    assert {row["error"].split(",")[0] for row in rows} <= {
+        '"text" must be a string or null', "not JSON: arrays or objects nested too deeply"
+    }
+
+
 def test_a_missing_schema_file_and_a_bad_language_are_refused(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="cannot read schema file"):
         run([], "--check", "structured", "--schema", str(tmp_path / "nope.json"))

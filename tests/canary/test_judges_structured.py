@@ -189,3 +189,18 @@ def test_a_schema_failure_reason_clips_a_long_value() -> None:
     judgement = judge(json.dumps({"mood": "x" * 5000, "score": 7}))
     assert judgement.reason.startswith("The JSON violates the schema at $.mood: 'xxx")
     assert len(judgement.reason) < 300
+
+
+def test_a_schema_with_a_remote_ref_is_inconclusive_and_never_fetched(schema_host) -> None:
+    judgement = judge(GOOD, {"type": "object", "properties": {"mood": {"$ref": schema_host.url}}})
+    assert judgement.verdict == Verdict.INCONCLUSIVE
+    assert f"$ref '{schema_host.url}' at $.properties.mood" in judgement.evidence["schema_error"]
+    assert schema_host.gets == 0
+
+
+def test_a_local_ref_in_the_schema_is_followed() -> None:
+    schema = {"type": "object", "$defs": {"mood": {"enum": ["happy", "sad"]}},
+              "properties": {"mood": {"$ref": "#/$defs/mood"}}, "required": ["mood"]}
+    assert judge('{"mood": "happy"}', schema).verdict == Verdict.PASS
+    failed = judge('{"mood": "bored"}', schema)
+    assert failed.verdict == Verdict.FAIL and failed.evidence["schema_errors"][0]["json_path"] == "$.mood"

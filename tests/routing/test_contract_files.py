@@ -115,3 +115,17 @@ def test_a_non_finite_number_nested_in_a_contract_is_refused_with_a_message(tmp_
     path.write_text('[{"name": "x", "version": 1, "workload": "structured", "output_mode": "json_schema",'
                     f' "output_schema": {{"type": "object", "maximum": {number}}}}}]')
     assert _refusal(path).startswith(f"contracts file {path}: invalid JSON: {why}")
+
+
+@pytest.mark.django_db
+def test_a_remote_ref_in_a_contract_file_is_refused_naming_the_file_and_the_json_path(tmp_path, schema_host):
+    path = tmp_path / "contracts.json"
+    path.write_text(json.dumps([{"name": "remote", "version": 1, "workload": "structured",
+                                 "output_mode": "json_schema",
+                                 "output_schema": {"type": "object", "properties": {"a": {"$ref": schema_host.url}}}}]))
+    assert _refusal(path) == (
+        f"contracts file {path} entry 0: output_schema: $ref '{schema_host.url}' at $.properties.a"
+        " does not resolve within the schema (references are never fetched)"
+    )
+    assert ContractVersion.objects.count() == 0
+    assert schema_host.gets == 0

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from routing.contracts import ContractError, contract_from_dict, contract_to_dict
 from routing.models import ContractVersion
 from routing.services import (
+    chat_completion_create,
     contract_get,
     contract_version_create,
     contracts_load_file,
@@ -41,7 +44,7 @@ def test_a_full_contract_round_trips():
         ({"deadline_s": -1}, "deadline_s: must be > 0"),
         ({"deadline_s": "soon"}, "deadline_s: expected a number"),
         ({"max_attempts": 9}, "max_attempts: at most 5"),
-        ({"output_schema": {"type": "nonsense"}}, "output_schema: not a valid JSON schema"),
+        ({"output_schema": {"type": "nonsense"}}, "output_schema: not a valid JSON Schema"),
         ({"semantic_checks": ["vibes_ok"]}, "unknown check 'vibes_ok'"),
         ({"hedge": True}, "hedge: only for contracts marked latency_critical"),
         ({"hedge": True, "latency_critical": True, "side_effects": True}, "hedge: not allowed with side_effects"),
@@ -183,3 +186,37 @@ def test_a_bad_commit_point_is_refused_naming_the_field(commit, message):
     with pytest.raises(ContractError) as caught:
         contract_from_dict({**ROLEPLAY, "stream_commit": commit})
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        ({"output_schema": {"type": "object", "properties": {"total": {"$ref": "URL"}}}}, "output_schema"),
+        ({"workload": "tools", "output_mode": "none", "output_schema": None,
+          "tools": {"refund": {"type": "object", "properties": {"total": {"$ref": "URL"}}}}}, "tools.refund"),
+    ],
+)
+def test_a_schema_with_a_remote_ref_is_refused_at_load_and_never_fetched(schema_host, change, where):
+    spec = json.loads(json.dumps({**INVOICE, **change}).replace('"URL"', json.dumps(schema_host.url)))
+    with pytest.raises(ContractError) as refused:
+        contract_from_dict(spec)
+    assert str(refused.value) == (
+        f"{where}: $ref '{schema_host.url}' at $.properties.total does not resolve within the schema"
+        " (references are never fetched)"
+    )
+    assert schema_host.gets == 0
+
+
+@pytest.mark.django_db
+def test_a_stored_contract_with_a_remote_ref_is_refused_at_once_without_a_fetch(schema_host):
+    # A version stored before remote refs were refused: the gateway answers at once,
+    # rather than fetching the schema on each attempt past the contract's deadline.
+    gateway_reset()
+    spec = {**INVOICE, "output_schema": {"$ref": schema_host.url}}
+    ContractVersion.objects.create(name=INVOICE["name"], version=1, spec=spec, created_at=timezone.now())
+    started = time.monotonic()
+    reply = chat_completion_create(INVOICE["name"], 1, {"messages": [{"role": "user", "content": "hi"}]})
+    assert time.monotonic() - started < INVOICE["deadline_s"]
+    assert reply.status == 500 and reply.body["error"]["code"] == "invalid_contract"
+    assert f"$ref '{schema_host.url}' at $ does not resolve" in reply.body["error"]["message"]
+    assert schema_host.gets == 0

@@ -124,3 +124,13 @@ def test_a_tool_argument_problem_names_the_json_path_and_a_long_value_is_clipped
     (problem,) = validate_answer(TOOLS, answer(None, "tool_calls", [call])).problems
     assert problem.startswith("tool_calls[0] refund $.amount: 'xxx")
     assert problem.endswith("…") and len(problem) < 300
+
+
+def test_a_schema_with_local_refs_validates_through_them():
+    contract = contract_from_dict({
+        "name": "priced", "version": 1, "workload": "structured", "output_mode": "json_schema",
+        "output_schema": {"$defs": {"money": {"type": "number", "minimum": 0}}, "type": "object",
+                          "required": ["total"], "properties": {"total": {"$ref": "#/$defs/money"}}},
+    })
+    assert validate_answer(contract, answer('{"total": 3}')).ok
+    assert problems(contract, answer('{"total": -1}')) == "output $.total: -1 is less than the minimum of 0"

@@ -5,9 +5,11 @@ Each input line is ``{"text": "...", "language": "pt"}`` (``language`` optional,
 ``--language``); each output line is the judgement a probe would give that text
 (``canary.judges.run``): ``line``, ``judge``, ``check``, ``verdict``, ``reason``,
 ``evidence``, or ``line`` and ``error`` for a bad input line (the run goes on: not
-UTF-8, not JSON, a ``text`` that is neither a string nor null, ...). Blank lines are
-skipped and still counted in ``line``. A bad ``--schema`` file or ``--language`` is
-refused before any line is read.
+UTF-8, not JSON or nested too deeply to read, a ``text`` that is neither a string nor
+null, ...). Blank lines are skipped and still counted in ``line``. A bad ``--schema``
+file (not JSON, nested too deeply, an invalid schema, a ``$ref`` that does not resolve
+within the file: references are never fetched) or ``--language`` is refused in one line
+before any line is read.
 """
 
 from __future__ import annotations
