@@ -17,7 +17,6 @@ from canary.services.rounds import NO_ENDPOINTS_TITLE, RoundError, round_close_s
 from canary.terms import Mode
 from core.identifiers import validate_model_id
 
-
 # Clock skew between the machine that types --now and this one.
 FUTURE_TOLERANCE = timedelta(minutes=5)
 
