@@ -228,7 +228,7 @@ def _shift(reading: _Reading, text: str, language: str) -> Judgement:
         return Judgement(
             Verdict.INCONCLUSIVE,
             check,
-            f"Only {reading.letters} letters: too short to judge the language.",
+            f"Only {reading.letters} letter{'' if reading.letters == 1 else 's'}: too short to judge the language.",
             evidence,
         )
     if reading.top is None:

@@ -18,7 +18,7 @@ from canary.judges import (
     warm_up,
 )
 from canary.judges.encoding import check_encoding
-from canary.judges.language import check_foreign_script
+from canary.judges.language import check_foreign_script, check_language_shift
 from canary.languages import LANGUAGE_NAMES
 from canary.verdicts import Judgement, Reply, Verdict
 
@@ -276,3 +276,7 @@ def test_detector_is_built_once_across_threads() -> None:
     for thread in threads:
         thread.join()
     assert len({id(d) for d in seen}) == 1
+
+
+def test_a_one_letter_reply_is_said_in_the_singular():
+    assert check_language_shift("a", "pt").reason == "Only 1 letter: too short to judge the language."
