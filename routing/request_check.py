@@ -148,8 +148,13 @@ def _number(body: Mapping[str, Any], key: str) -> None:
     if kind == "number" and not (is_int or isinstance(value, float)):
         raise BodyInvalid(key, f"expected a number, got {value!r}")
     if (low is not None and value < low) or (high is not None and value > high):
-        bounds = f"from {low:g}" + (f" to {high:g}" if high is not None else "")
+        # Integer bounds as integers: 2^31 - 1, not 2.14748e+09.
+        bounds = f"from {_bound(low)}" + (f" to {_bound(high)}" if high is not None else "")
         raise BodyInvalid(key, f"expected a number {bounds}, got {value!r}")
+
+
+def _bound(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:g}"
 
 
 def _content(content: Any, path: str, role: Any) -> None:

@@ -58,3 +58,10 @@ def test_only_a_truncation_under_the_callers_own_max_tokens_is_the_requests_doin
     assert caused_by_request("length", 3)
     assert not caused_by_request("length", None)
     assert not caused_by_request("stop", 3)
+
+
+def test_an_integer_bound_is_said_as_an_integer():
+    with pytest.raises(BodyInvalid, match=r"expected a number from 1 to 2147483647, got -5"):
+        body_check({**OK, "max_tokens": -5})
+    with pytest.raises(BodyInvalid, match=r"expected a number from 0 to 2, got 2.5"):
+        body_check({**OK, "temperature": 2.5})
