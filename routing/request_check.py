@@ -149,7 +149,7 @@ def _number(body: Mapping[str, Any], key: str) -> None:
         raise BodyInvalid(key, f"expected a number, got {value!r}")
     if (low is not None and value < low) or (high is not None and value > high):
         # Integer bounds as integers: 2^31 - 1, not 2.14748e+09.
-        bounds = f"from {_bound(low)}" + (f" to {_bound(high)}" if high is not None else "")
+        bounds = " ".join(f"{word} {_bound(b)}" for word, b in (("from", low), ("to", high)) if b is not None)
         raise BodyInvalid(key, f"expected a number {bounds}, got {value!r}")
 
 
