@@ -70,6 +70,21 @@ def scale_fleet(models: list[str]) -> dict:
     }
 
 
+def listen_overflows() -> int:
+    """The kernel's count of SYNs dropped because a listen queue was full (TcpExt
+    ListenOverflows in /proc/net/netstat; 0 where it cannot be read): each one costs a
+    connection the one-second SYN retransmission."""
+    try:
+        lines = open("/proc/net/netstat").read().splitlines()
+    except OSError:
+        return 0
+    for names, values in zip(lines[::2], lines[1::2], strict=False):
+        if names.startswith("TcpExt:"):
+            fields = dict(zip(names.split()[1:], values.split()[1:], strict=False))
+            return int(fields.get("ListenOverflows", 0))
+    return 0
+
+
 def proc_cpu_s(pid: int, parts: tuple[int, ...] = (11, 12)) -> float:
     """CPU seconds used so far by process ``pid`` (Linux /proc; user + system by default,
     ``(12,)`` for system only); 0 if it is gone."""

@@ -369,6 +369,14 @@ def make_app(fleet_path: str | Path) -> web.Application:
     return app
 
 
+# The listen queue's length (the kernel caps it at net.core.somaxconn). A canary round
+# opens hundreds of connections at once: at aiohttp's default of 128 the queue overflowed
+# (the kernel's ListenOverflows counter), each dropped SYN was resent after the kernel's
+# one-second retransmission timeout, and those probes' requests went out a second late
+# (their wait_ms in bench/round_scale.py). A real gateway's front does not drop them.
+LISTEN_BACKLOG = 4096
+
+
 def run(
     fleet_path: str | Path,
     host: str = "127.0.0.1",
@@ -385,6 +393,7 @@ def run(
         print=(lambda _banner: on_ready()) if on_ready else None,
         access_log=None,
         shutdown_timeout=2.0,
+        backlog=LISTEN_BACKLOG,
     )
 
 
@@ -438,7 +447,7 @@ def start_in_thread(
     async def _start() -> None:
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
         await runner.setup()
-        site = web.TCPSite(runner, host, port)
+        site = web.TCPSite(runner, host, port, backlog=LISTEN_BACKLOG)
         await site.start()
         outcome["runner"] = runner
         outcome["port"] = runner.addresses[0][1]

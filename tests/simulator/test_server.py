@@ -4,6 +4,7 @@ non-blocking timeouts, request counting and the management command."""
 from __future__ import annotations
 
 import json
+import select
 import socket
 import subprocess
 import sys
@@ -240,3 +241,37 @@ def test_the_simulator_imports_neither_django_nor_the_judges() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_burst_of_connections_waits_in_the_listen_queue_rather_than_being_dropped(thread_sim: Start):
+    """A round opens hundreds of connections at once. With the simulator's event loop
+    busy (blocked here for 1.5 s), the kernel completes their handshakes into the listen
+    queue; at aiohttp's default backlog of 128 it dropped the rest, and each dropped SYN
+    cost that connection the one-second retransmission."""
+    sim = thread_sim(fleet(endpoint("ok/fp8")))
+    busy = threading.Event()
+
+    def block_loop() -> None:
+        busy.set()
+        time.sleep(1.5)
+
+    sim.handle._loop.call_soon_threadsafe(block_loop)
+    assert busy.wait(5)
+    socks = []
+    try:
+        for _ in range(400):
+            s = socket.socket()
+            s.setblocking(False)
+            s.connect_ex((sim.handle.host, sim.handle.port))
+            socks.append(s)
+        pending = set(socks)
+        deadline = time.monotonic() + 1.0
+        while pending and time.monotonic() < deadline:
+            _, writable, _ = select.select([], list(pending), [], 0.05)
+            pending -= {s for s in writable if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0}
+        assert not pending, f"{len(pending)} of 400 connections not established while the loop was busy"
+    finally:
+        for s in socks:
+            s.close()
+    # Served normally once the loop is free again.
+    assert sim.client.get("/models").status_code == 200
