@@ -37,7 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
-from _setup import ROOT, fresh_postgres, proc_cpu_s, scale_fleet, simulator
+from _setup import ROOT, fresh_postgres, listen_overflows, proc_cpu_s, scale_fleet, simulator
 
 DB_URL = fresh_postgres("reverie_bench")
 BROKER = "redis://127.0.0.1:6379/9"
@@ -196,6 +196,7 @@ def main() -> None:
         sys_before = sum(cpu_s(w.pid, (12,)) for w in workers)
         services_before = service_cpu_s()
         own_before = time.process_time()
+        overflows_before = listen_overflows()
         at = datetime(2026, 12, 1, 10, 0, tzinfo=UTC).isoformat()
         start = time.perf_counter()
         for model_id in MODELS:
@@ -214,6 +215,7 @@ def main() -> None:
         # Backends that exited during the round took their CPU with them: a lower bound.
         services_round = {k: max(0.0, services_after[k] - v) for k, v in services_before.items()}
         own_round = time.process_time() - own_before
+        overflows = listen_overflows() - overflows_before
         commands = sum(v["calls"] for v in stats_after.values()) - sum(v["calls"] for v in stats_before.values())
         probes = Endpoint.objects.count() * len(PROBE_KINDS)
         # A start and a finaliser timer per round, one endpoint task per batch of endpoints.
@@ -252,10 +254,12 @@ def main() -> None:
             print(f"our side's wait before the wire (rate limit, event loop, pool, connect), excluded from TTFT: "
                   f"p50 {percentile(waits, 0.5):.0f} ms, p95 {percentile(waits, 0.95):.0f} ms")
         per_provider = max(Counter(rows.values_list("endpoint__provider__slug", flat=True)).values(), default=0)
-        rps = settings.CANARY_PROVIDER_RPS
-        print(f"per-provider rate limit: up to {per_provider} probes per provider in the burst at {rps} per second "
-              f"(CANARY_PROVIDER_RPS): they start over {math.ceil(per_provider / max(1, rps))} one-second windows, "
-              f"the last ones up to {max(0, math.ceil(per_provider / max(1, rps)) - 1)} s after the first")
+        rps, burst = settings.CANARY_PROVIDER_RPS, settings.CANARY_PROVIDER_BURST
+        print(f"per-provider rate limit: up to {per_provider} probes per provider in the burst; an idle provider admits "
+              f"{burst} at once (CANARY_PROVIDER_BURST), then {rps} per second (CANARY_PROVIDER_RPS): the last start "
+              f"up to {max(0, per_provider - burst) / rps:.2f} s after the first")
+        print(f"connections refused a place in a listen queue during the rounds (the kernel's ListenOverflows; each "
+              f"costs a probe the one-second SYN retransmission): {overflows}")
         print(ttft_split(base, rows.exclude(generation_id="").exclude(ttft_ms=None).values_list("generation_id", "ttft_ms")))
     finally:
         for w in workers:

@@ -232,8 +232,11 @@ ROUTING_IGNORE_CACHE_S = env.float("ROUTING_IGNORE_CACHE_S", default=2.0)
 CANARY_ROUND_BUDGET_S = env.float("CANARY_ROUND_BUDGET_S", default=180.0)
 # Daily spend cap per model (USD over the last 24 h); 0 disables it.
 CANARY_DAILY_SPEND_CAP_USD = env.float("CANARY_DAILY_SPEND_CAP_USD", default=5.0)
-# Probe requests per provider per second, across all workers.
-CANARY_PROVIDER_RPS = env.int("CANARY_PROVIDER_RPS", default=20)
+# Probe requests per provider, across all workers (canary/ratelimit.py): a sustained rate
+# per second, and a burst an idle provider admits at once (a slot's four probes per
+# endpoint of up to ten models served by one provider start together).
+CANARY_PROVIDER_RPS = positive("CANARY_PROVIDER_RPS", env.int("CANARY_PROVIDER_RPS", default=20))
+CANARY_PROVIDER_BURST = positive("CANARY_PROVIDER_BURST", env.int("CANARY_PROVIDER_BURST", default=40))
 CANARY_RATE_LIMIT_REDIS = env.bool("CANARY_RATE_LIMIT_REDIS", default=False)
 # Endpoints per endpoint_probes_task (their probes run concurrently in one task). Fewer,
 # larger tasks cost less CPU per probe (one endpoint per task: 8.9 ms, five: 6.2 ms in
