@@ -38,14 +38,24 @@ _GLUED_TO_MARKUP = regex.compile(r"\A(\p{Ll}{1,5})(?=[*_#>\"“«¿¡])")
 # "binResposta:", "ngOlá"). One letter is left alone: that is the camelCase brand shape
 # (iPhone, eBay, jQuery); "iOS" has no lowercase after its capital and never matches.
 _GLUED_TO_WORD = regex.compile(r"\A(\p{Ll}{2,5})(?=\p{Lu}\p{Ll})")
+# Invisible characters no reply opens with on purpose: the byte-order mark (a decoder
+# that kept it), the zero-width space and the word joiner. Directional marks (U+200E,
+# U+200F, U+061C) are left alone: right-to-left text may open with one. Controls and
+# U+FFFD are the encoding check's (a hard fail anywhere in the reply).
+_INVISIBLE = frozenset("\ufeff\u200b\u2060")
+# The stream's own framing in the text: an SSE ``data:`` field with its JSON or the end
+# marker, or the marker alone (a proxy that re-frames the stream and slips).
+_WIRE_FRAGMENT = regex.compile(r"\A(?:data:\s*(?:\[DONE\]|\{)|\[DONE\])")
 
 
 def leading_signature(text: str | None) -> str | None:
     """Name the junk at the start of one reply, or None for a normal opener.
 
     Leading whitespace is ignored (vllm-project/vllm#3683: a leading space is common and
-    harmless). Signatures: ``"combining_mark"``, ``"stray_punct:<chars>"`` (e.g.
-    ``"stray_punct:,"``), ``"glued_fragment:<letters>"`` (e.g. ``"glued_fragment:ingu"``).
+    harmless). Signatures: ``"combining_mark"``, ``"invisible_char:U+FEFF"``,
+    ``"wire_fragment:data: [DONE]"`` (its first 12 characters), ``"stray_punct:<chars>"``
+    (e.g. ``"stray_punct:,"``), ``"glued_fragment:<letters>"`` (e.g.
+    ``"glued_fragment:ingu"``).
     """
     if not isinstance(text, str):
         return None
@@ -54,6 +64,11 @@ def leading_signature(text: str | None) -> str | None:
         return None
     if unicodedata.category(lead[0]) in ("Mn", "Mc", "Me"):
         return "combining_mark"
+    if lead[0] in _INVISIBLE:
+        return f"invisible_char:U+{ord(lead[0]):04X}"
+    wire = _WIRE_FRAGMENT.match(lead)
+    if wire:
+        return f"wire_fragment:{lead[:12]}"
     if _ELLIPSIS.match(lead) or _EMOTICON.match(lead):
         return None
     stray = _STRAY.match(lead)

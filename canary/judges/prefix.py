@@ -5,7 +5,7 @@ to the client (its commit point) and asks these checks whether to pass the reply
 to try another host. Each check is the canary's rule, unchanged, applied to the prefix:
 
 - ``leading_garbage``: ``leading_signature`` on the prefix (stray punctuation, a glued
-  token fragment, a combining mark). The canary needs the same junk in several replies of
+  token fragment, a combining mark, an invisible opener, the stream's framing). The canary needs the same junk in several replies of
   a round before it suspends a host; a live request cannot wait for a round, and the cost
   of a false alarm here is one invisible fallback, so one signature rejects the prefix;
 - ``template_leak``, ``bpe_glyphs``, ``encoding`` (invalid characters): the corruption

@@ -25,6 +25,11 @@ from canary.verdicts import Verdict
         ("，*她笑了。*", "stray_punct:，"),
         ("\u0301Olá, tudo bem?", "combining_mark"),
         ("  ,Claro que sim.", "stray_punct:,"),
+        ("\ufeffOlá, tudo bem?", "invisible_char:U+FEFF"),
+        ("\u200bOlá, tudo bem?", "invisible_char:U+200B"),
+        ("data: [DONE]Olá, tudo bem?", "wire_fragment:data: [DONE]"),
+        ('data: {"id":"gen-1"}Olá', 'wire_fragment:data: {"id":'),
+        ("[DONE] Olá, tudo bem?", "wire_fragment:[DONE] Olá, "),
     ],
 )
 def test_junk_openers_have_a_signature(text: str, signature: str) -> None:
@@ -58,6 +63,9 @@ def test_junk_openers_have_a_signature(text: str, signature: str) -> None:
         ":) Oi!",
         '"Oi", disse ela.',
         "'Tis a fine day.",
+        "\u200fשלום, מה שלומך?",
+        "Data: os números batem.",
+        "data science é o tema de hoje.",
         "# Capítulo um",
         "> citação do livro",
         " Oi, tudo bem?",
@@ -122,3 +130,10 @@ def test_a_host_prefixing_most_replies_fails() -> None:
     judgement = judge_leading_garbage([leading_signature(r) for r in replies])
     assert judgement.verdict is Verdict.FAIL
     assert judgement.evidence["kinds"] == {"glued_fragment": 2, "stray_punct": 2}
+
+
+def test_a_host_that_leaks_its_stream_framing_into_most_replies_fails():
+    replies = ["data: [DONE]Olá!", "Olá, tudo bem?", 'data: {"x": 1}Oi.', "\ufeffBom dia."]
+    judged = judge_leading_garbage([leading_signature(t) for t in replies])
+    assert judged.verdict is Verdict.FAIL
+    assert judged.evidence["kinds"] == {"wire_fragment": 2, "invisible_char": 1}
