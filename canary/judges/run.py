@@ -31,6 +31,7 @@ from canary.judges.structured import judge_structured
 from canary.languages import LANGUAGE_NAMES, validate_language
 from canary.prompts import STATE_SCHEMA
 from canary.verdicts import Judgement, Reply, Verdict, worst
+from core.strict_json import strict_loads
 
 CHECKS: tuple[str, ...] = ("refusal", "language", "corruption", "leading", "structured")
 CHOICES: tuple[str, ...] = (*CHECKS, "all")
@@ -61,7 +62,7 @@ def load_schema(path: str | Path) -> dict[str, Any]:
     if size > MAX_SCHEMA_BYTES:
         raise InputError(f"schema file {file} is larger than {MAX_SCHEMA_BYTES} bytes")
     try:
-        schema = json.loads(text)
+        schema = strict_loads(text)
     except ValueError as exc:
         raise InputError(f"schema file {file} is not JSON: {exc}") from exc
     except RecursionError as exc:
@@ -118,14 +119,6 @@ def as_row(judgements: list[Judgement], check: str) -> dict[str, Any]:
     return row
 
 
-def _not_json_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-# RFC 8259 JSON: Python's json would read NaN and Infinity as numbers.
-_LINE_DECODER = json.JSONDecoder(parse_constant=_not_json_constant)
-
-
 def _show(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False)[:80]
@@ -142,7 +135,8 @@ def judge_line(
     ``default_language``). Bytes are decoded as UTF-8 (a byte-order mark is allowed).
 
     Returns ``as_row(...)``, or ``{"error": "..."}`` naming what is wrong with the line
-    (not UTF-8, not JSON (NaN and Infinity included, or nested too deeply), not an object, no ``text``, a
+    (not UTF-8, not JSON by RFC 8259 (``core.strict_json``: NaN, Infinity and numbers past
+    a float's range included) or nested too deeply, not an object, no ``text``, a
     ``text`` or ``language`` of the wrong type, with its value, an unknown language);
     never raises for bad input.
     """
@@ -152,7 +146,7 @@ def judge_line(
         except UnicodeDecodeError as exc:
             return {"error": f"not UTF-8: byte 0x{line[exc.start]:02x} at offset {exc.start}"}
     try:
-        record = _LINE_DECODER.decode(line.strip().lstrip("\ufeff"))
+        record = strict_loads(line.strip().lstrip("\ufeff"))
     except ValueError as exc:
         return {"error": f"not JSON: {exc}"}
     except RecursionError:

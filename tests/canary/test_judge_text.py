@@ -74,7 +74,12 @@ def test_all_leaves_structured_out_without_a_schema_and_judges_it_with_one(tmp_p
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("{not json", "is not JSON"), ("[1]", "must hold a JSON object"), ('{"type": 5}', "not a valid JSON Schema")],
+    [
+        ("{not json", "is not JSON"),
+        ("[1]", "must hold a JSON object"),
+        ('{"type": 5}', "not a valid JSON Schema"),
+        ('{"type": "number", "maximum": Infinity}', "is not JSON: Infinity is not JSON"),
+    ],
 )
 def test_a_bad_schema_file_is_refused(tmp_path: Path, content: str, message: str) -> None:
     schema = tmp_path / "schema.json"
@@ -204,8 +209,9 @@ def test_the_command_reads_stdin_as_bytes_whatever_the_locale() -> None:
 @pytest.mark.parametrize(
     ("line", "error"),
     [
-        ('{"text": NaN}', "not JSON: NaN is not valid JSON"),
-        ('{"text": "x", "language": Infinity}', "not JSON: Infinity is not valid JSON"),
+        ('{"text": NaN}', "not JSON: NaN is not JSON (RFC 8259 has no NaN or Infinity)"),
+        ('{"text": "x", "language": Infinity}', "not JSON: Infinity is not JSON (RFC 8259 has no NaN or Infinity)"),
+        ('{"text": "x", "n": 1e400}', "not JSON: 1e400 is out of range for a number"),
         ('{"text": 5}', '"text" must be a string or null, got 5'),
         ('{"text": ["a"]}', '"text" must be a string or null, got ["a"]'),
         ('{"text": true}', '"text" must be a string or null, got true'),
