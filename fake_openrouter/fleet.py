@@ -239,8 +239,11 @@ def load_fleet(path: str | Path) -> Fleet:
     """
     try:
         text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FleetError("", f"cannot read fleet file {path}: {exc}") from exc
+    except OSError as exc:
+        # The caller names the file (the command's "invalid fleet <path>: ..."): once.
+        raise FleetError("", f"cannot read the file: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise FleetError("", f"not UTF-8: byte 0x{exc.object[exc.start]:02x} at offset {exc.start}") from exc
     return parse_fleet(text)
 
 

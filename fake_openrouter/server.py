@@ -81,7 +81,7 @@ class FleetSource:
             try:
                 self._fleet = load_fleet(self.path)
             except FleetError as exc:
-                sys.stderr.write(f"fake_openrouter: keeping the last good fleet: {exc}\n")
+                sys.stderr.write(f"fake_openrouter: the changed fleet file {self.path} is invalid, keeping the last good fleet: {exc}\n")
                 sys.stderr.flush()
         return self._fleet
 

@@ -138,7 +138,9 @@ def test_a_changed_fleet_file_is_served_from_the_next_request(
         '{"seed": 1, "models": [{"id": "a/b", "endpoints": [{"provider": "X", "tag": "x/y", "faults": {"mojibak": {}}}]}]}'
     )
     assert "Ã" in content_of(sim.chat("host/fp8"))  # the last good fleet keeps serving
-    assert "models[0].endpoints[0].faults.mojibak: unknown key" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "models[0].endpoints[0].faults.mojibak: unknown key" in err
+    assert f"the changed fleet file {sim.fleet_path} is invalid, keeping the last good fleet" in err
 
 
 def test_a_timeout_hangs_without_blocking_other_requests(thread_sim: Start) -> None:
@@ -198,6 +200,25 @@ def test_the_management_command_refuses_a_bad_fleet(tmp_path: Path) -> None:
         "models[0].endpoints[0].faults.reset.rate: must be a number between 0 and 1, got 2"
         in result.stderr
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "says"),
+    [
+        ("missing.json", None, "cannot read the file: No such file or directory"),
+        ("latin1.json", b'{"seed": 1, "models": "\xe9"}', "not UTF-8: byte 0xe9 at offset 23"),
+    ],
+)
+def test_an_unreadable_fleet_is_refused_naming_the_file_once(tmp_path: Path, name: str, content: bytes | None, says: str) -> None:
+    path = tmp_path / name
+    if content is not None:
+        path.write_bytes(content)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "fake_openrouter", "--fleet", str(path), "--port", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines()[-1] == f"CommandError: invalid fleet {path}: {says}"
 
 
 def test_the_management_command_serves_the_fleet(tmp_path: Path) -> None:
