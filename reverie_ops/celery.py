@@ -1,11 +1,24 @@
-"""The Celery app. Tasks live in each app's ``tasks.py`` (autodiscovered)."""
+"""The Celery app. Tasks live in each app's ``tasks.py`` (autodiscovered).
+
+A setting that does not parse (``reverie_ops.env``) ends a worker or beat with one line on
+stderr naming it, and exit status 1, as ``manage.py`` does, instead of a traceback.
+"""
 
 import os
+import sys
 
 from celery import Celery
 from celery.signals import worker_init
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reverie_ops.settings")
+
+try:
+    settings.INSTALLED_APPS  # noqa: B018 - reading one setting loads them all
+except ImproperlyConfigured as exc:
+    sys.stderr.write(f"error: {exc}\n")
+    raise SystemExit(1) from None
 
 app = Celery("reverie_ops")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import environ
 import pytest
@@ -32,6 +33,15 @@ def test_a_setting_that_is_not_of_its_type_is_refused_in_one_line(name: str, val
     done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [f"error: {says}"]
+
+
+@pytest.mark.parametrize(("service", "program"), [("worker", "worker"), ("beat", "beat")])
+def test_a_celery_worker_or_beat_with_a_bad_setting_stops_in_one_line(service: str, program: str):
+    env = process_environment(service, DJANGO_DEBUG="true", CANARY_PROVIDER_BURST="0")
+    celery = str(Path(sys.executable).with_name("celery"))
+    done = subprocess.run([celery, "-A", "reverie_ops", program], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == ["error: CANARY_PROVIDER_BURST must be at least 1, not 0"]
 
 
 def reader(environment: dict[str, str]) -> StrictEnv:
