@@ -1,12 +1,15 @@
-"""URL routes: the admin site (staff) and the internal API under /api/v1/."""
+"""URL routes: the admin site (staff), the internal API under /api/v1/, the gateway; the
+site root sends a browser to the admin, where the dashboards live."""
 
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from canary import api
 from observability.views import metrics_view
 
 urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="admin:index"), name="home"),
     path("admin/", admin.site.urls),
     path("api/v1/health", api.health_view, name="api-health"),
     path("api/v1/openapi.json", api.openapi_view, name="api-openapi"),

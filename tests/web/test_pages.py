@@ -175,3 +175,9 @@ def test_admin_index_links_the_dashboards(viewer: Client, day_history):
     html = viewer.get(reverse("admin:index")).content.decode()
     assert reverse("admin:canary_round_health") in html
     assert reverse("admin:canary_proberesult_correlate") in html
+
+
+def test_the_site_root_sends_a_browser_to_the_admin(client: Client):
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response["Location"] == reverse("admin:index")
