@@ -1,5 +1,5 @@
-"""The beat schedule in code: one canary round per watched model every 30 minutes, and
-the reliability masking check every 10 minutes.
+"""The beat schedule in code: one canary round per watched model every 30 minutes, the
+reliability masking check every 10 minutes, and the execution ledger's sweep every 5.
 
 django-celery-beat's DatabaseScheduler copies these entries into PeriodicTask rows at
 start-up without touching their ``enabled`` flag, so an admin can pause one model's
@@ -56,5 +56,21 @@ def observability_beat_schedule() -> dict[str, dict[str, Any]]:
             "task": "observability.tasks.masking_check_task",
             "schedule": float(MASKING_CHECK_EVERY_S),
             "options": {"expires": MASKING_EXPIRES_S, "expire_seconds": MASKING_EXPIRES_S},
+        }
+    }
+
+
+LEDGER_SWEEP_EVERY_S = 5 * 60
+
+
+def routing_beat_schedule() -> dict[str, dict[str, Any]]:
+    """``CELERY_BEAT_SCHEDULE`` entry ``routing-ledger-sweep``: settled idempotency keys
+    pruned and dead claims marked unknown (``routing.tasks.ledger_sweep_task``) every
+    ``LEDGER_SWEEP_EVERY_S``; a sweep that waited past the next one is dropped."""
+    return {
+        "routing-ledger-sweep": {
+            "task": "routing.tasks.ledger_sweep_task",
+            "schedule": float(LEDGER_SWEEP_EVERY_S),
+            "options": {"expires": LEDGER_SWEEP_EVERY_S - 60, "expire_seconds": LEDGER_SWEEP_EVERY_S - 60},
         }
     }

@@ -17,7 +17,11 @@ import environ
 from core.identifiers import validate_model_id
 from reverie_ops.database import database_config
 from reverie_ops.env import StrictEnv, checked, positive
-from reverie_ops.schedule import canary_beat_schedule, observability_beat_schedule
+from reverie_ops.schedule import (
+    canary_beat_schedule,
+    observability_beat_schedule,
+    routing_beat_schedule,
+)
 from reverie_ops.secret_key import secret_key_problem
 
 # Lets admin and model classes be subscripted for typing (ModelAdmin[Endpoint]) at run time.
@@ -261,7 +265,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 CELERY_TASK_ROUTES = {"canary.tasks.*": {"queue": "canary"}}
 CELERY_TASK_DEFAULT_QUEUE = "canary"
-CELERY_BEAT_SCHEDULE = {**canary_beat_schedule(CANARY_MODELS), **observability_beat_schedule()}
+CELERY_BEAT_SCHEDULE = {**canary_beat_schedule(CANARY_MODELS), **observability_beat_schedule(), **routing_beat_schedule()}
 
 # --- Reliable routing gateway (issue "Reliable routing gateway") ----------------------
 ROUTING_REDIS_URL = env.str("ROUTING_REDIS_URL", default=REDIS_URL)
@@ -272,6 +276,12 @@ ROUTING_EVENTS_ASYNC = env.bool("ROUTING_EVENTS_ASYNC", default=True)
 # The gateway's door under ASGI (reverie_ops/asgi.py sets it): the async view.
 ROUTING_ASYNC_VIEW = env.bool("ROUTING_ASYNC_VIEW", default=False)
 ROUTING_CACHE_S = env.float("ROUTING_CACHE_S", default=5.0)
+# Idempotency keys (routing/README.md, "Idempotency"): a settled key is kept this long (s)
+# after its last update, then pruned (Stripe keeps 24 h); a claimed key older than the
+# lease (s; at least the longest contract deadline + 60 s) is taken for a dead process's
+# and marked unknown.
+ROUTING_IDEMPOTENCY_KEEP_S = positive("ROUTING_IDEMPOTENCY_KEEP_S", env.int("ROUTING_IDEMPOTENCY_KEEP_S", default=86400))
+ROUTING_CLAIM_LEASE_S = positive("ROUTING_CLAIM_LEASE_S", env.int("ROUTING_CLAIM_LEASE_S", default=300))
 ROUTING_CONNECT_TIMEOUT_S = env.float("ROUTING_CONNECT_TIMEOUT_S", default=3.0)
 ROUTING_MAX_CONNECTIONS = env.int("ROUTING_MAX_CONNECTIONS", default=256)
 # Share of the canary's structured-output verdicts a route must pass to count as honouring

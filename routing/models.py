@@ -185,6 +185,8 @@ class ExecutionLedger(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        # The sweep's reads: settled keys past their keeping time, claims past their lease.
+        indexes = [models.Index(fields=["status", "updated_at"], name="ledger_status_updated")]
 
     def __str__(self) -> str:
         return f"{self.key}: {self.status}"

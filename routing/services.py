@@ -24,7 +24,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -356,6 +356,53 @@ def ledger_finish(key: str, status: str, result: Any = None) -> None:
         ExecutionLedger.objects.filter(key=key, status="claimed").update(status="failed", updated_at=timezone.now())
         return
     ExecutionLedger.objects.filter(key=key).update(status=status, result=result, updated_at=timezone.now())
+
+
+def ledger_sweep(now: datetime, *, keep_s: float, lease_s: float) -> dict[str, int]:
+    """Keep the execution ledger to what it promises (routing/README.md, "Idempotency").
+
+    - Settled keys ("done", "failed") last updated more than ``keep_s`` seconds before
+      ``now`` are deleted: the key may then be used again, as a new request. The IETF
+      idempotency-key draft asks a server to publish how long it keeps keys; Stripe
+      prunes them after 24 hours (docs/sources/resilience.md, "Idempotency keys").
+    - A "claimed" key older than ``lease_s`` seconds belonged to a process that died
+      while running it (no request outlives its contract's deadline): its side effect
+      may have happened, so it becomes "unknown" (never replayed; an admin reads it in
+      the ledger) instead of answering 409 "still running" for ever.
+    - "unknown" keys are never deleted: only a person can say what happened.
+
+    Returns ``{"pruned": n, "expired_claims": m}``.
+    """
+    pruned, _ = ExecutionLedger.objects.filter(
+        status__in=("done", "failed"), updated_at__lt=now - timedelta(seconds=keep_s)
+    ).delete()
+    expired = ExecutionLedger.objects.filter(status="claimed", updated_at__lt=now - timedelta(seconds=lease_s)).update(
+        status="unknown", updated_at=now
+    )
+    return {"pruned": pruned, "expired_claims": expired}
+
+
+# A claim's lease past the longest contract deadline (s): the request's own cleanup
+# (settling its key) runs after the deadline, on a loaded machine a little later.
+CLAIM_LEASE_MARGIN_S = 60.0
+
+
+def claim_lease_s() -> float:
+    """How long a "claimed" key may run before ``ledger_sweep`` takes its process for
+    dead (s): ``ROUTING_CLAIM_LEASE_S``, and never less than the longest ``deadline_s``
+    of any stored contract version plus ``CLAIM_LEASE_MARGIN_S``."""
+    deadlines = [
+        float(spec.get("deadline_s", 30.0))
+        for spec in ContractVersion.objects.values_list("spec", flat=True)
+        if isinstance(spec, dict) and isinstance(spec.get("deadline_s", 30.0), int | float)
+    ]
+    return max([float(settings.ROUTING_CLAIM_LEASE_S), *(d + CLAIM_LEASE_MARGIN_S for d in deadlines)])
+
+
+def ledger_sweep_now() -> dict[str, int]:
+    """``ledger_sweep`` at the current time with ``ROUTING_IDEMPOTENCY_KEEP_S`` and
+    ``claim_lease_s()`` (the beat's ``routing-ledger-sweep``)."""
+    return ledger_sweep(timezone.now(), keep_s=settings.ROUTING_IDEMPOTENCY_KEEP_S, lease_s=claim_lease_s())
 
 
 IDEMPOTENCY_KEY_MAX = 100  # the operation_id columns' length

@@ -21,6 +21,7 @@ from tests.deploy.compose import ROOT, process_environment
         ("CANARY_ENDPOINTS_PER_TASK", "0", "CANARY_ENDPOINTS_PER_TASK must be at least 1, not 0"),
         ("CANARY_PROVIDER_BURST", "0", "CANARY_PROVIDER_BURST must be at least 1, not 0"),
         ("CANARY_PROVIDER_RPS", "-3", "CANARY_PROVIDER_RPS must be at least 1, not -3"),
+        ("ROUTING_CLAIM_LEASE_S", "0", "ROUTING_CLAIM_LEASE_S must be at least 1, not 0"),
         ("DJANGO_HTTPS", "maybe", "DJANGO_HTTPS must be true or false, not 'maybe'"),
         ("CANARY_FLEET_FAIL_SHARE", "half", "CANARY_FLEET_FAIL_SHARE must be a number, not 'half'"),
         ("CANARY_SUSPENSION_DAYS", "1,x", "CANARY_SUSPENSION_DAYS must be a comma-separated list, each a number, not '1,x'"),

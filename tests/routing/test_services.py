@@ -11,14 +11,17 @@ from django.utils import timezone
 
 from canary.models import Endpoint, ProbeResult, Provider, Round
 from canary.probes import STRUCTURED
+from reverie_ops.schedule import LEDGER_SWEEP_EVERY_S, routing_beat_schedule
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
 from routing.services import (
     LedgerConflict,
     LedgerMismatch,
+    claim_lease_s,
     contract_version_create,
     fingerprint,
     ledger_claim,
     ledger_finish,
+    ledger_sweep,
     route_measurements_refresh,
 )
 
@@ -220,3 +223,50 @@ def test_an_expired_ignore_list_is_looked_up_once_per_process(monkeypatch, setti
         t.join()
     assert calls == ["m"] and seen == [frozenset({"borealis/fp8"})] * 8
     canary.services.ignore_list.ignore_cache_clear()
+
+
+def _aged(key: str, status: str, age_s: float, now) -> None:  # type: ignore[no-untyped-def]
+    at = now - timedelta(seconds=age_s)
+    ExecutionLedger.objects.create(key=key, kind="request", fingerprint="f", status=status, created_at=at, updated_at=at)
+
+
+@pytest.mark.django_db
+def test_the_sweep_prunes_settled_keys_past_their_keeping_time_and_only_them():
+    now = timezone.now()
+    for status in ("done", "failed", "unknown", "claimed"):
+        _aged(f"old-{status}", status, 90_000, now)
+        _aged(f"new-{status}", status, 60, now)
+    assert ledger_sweep(now, keep_s=86_400, lease_s=300) == {"pruned": 2, "expired_claims": 1}
+    left = dict(ExecutionLedger.objects.values_list("key", "status"))
+    assert left == {"old-unknown": "unknown", "old-claimed": "unknown", "new-done": "done", "new-failed": "failed",
+                    "new-unknown": "unknown", "new-claimed": "claimed"}
+    # A pruned key is free again: the next request with it runs, as a new one.
+    claimed, row = ledger_claim("old-done", kind="request", fingerprint_hex="other")
+    assert claimed and row.runs == 1
+
+
+@pytest.mark.django_db
+def test_a_claim_left_by_a_dead_process_becomes_unknown_after_its_lease_never_replayed():
+    now = timezone.now()
+    _aged("request:booking:k1", "claimed", 301, now)
+    assert ledger_sweep(now, keep_s=86_400, lease_s=300)["expired_claims"] == 1
+    with pytest.raises(LedgerConflict) as conflict:
+        ledger_claim("request:booking:k1", kind="request", fingerprint_hex="f")
+    assert conflict.value.row.status == "unknown"
+    # Unknown keys wait for a person, whatever their age.
+    assert ledger_sweep(now + timedelta(days=30), keep_s=86_400, lease_s=300) == {"pruned": 0, "expired_claims": 0}
+
+
+@pytest.mark.django_db
+def test_the_claim_lease_outlasts_the_longest_contract_deadline(settings):
+    settings.ROUTING_CLAIM_LEASE_S = 300
+    assert claim_lease_s() == 300
+    contract_version_create({"name": "slow", "workload": "text", "deadline_s": 900})
+    assert claim_lease_s() == 960
+
+
+def test_the_ledger_sweep_is_on_the_beat_with_an_expiry_shorter_than_its_period(settings):
+    entry = routing_beat_schedule()["routing-ledger-sweep"]
+    assert entry["task"] == "routing.tasks.ledger_sweep_task"
+    assert entry["options"]["expires"] < entry["schedule"] == LEDGER_SWEEP_EVERY_S
+    assert settings.CELERY_BEAT_SCHEDULE["routing-ledger-sweep"] == entry
