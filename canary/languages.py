@@ -28,6 +28,18 @@ LANGUAGE_NAMES: dict[str, str] = {
 DEFAULT_LANGUAGES: tuple[str, ...] = tuple(LANGUAGE_NAMES)
 
 
+def language_of_tag(tag: str) -> str:
+    """The interface language of a language tag: its primary subtag (BCP 47, RFC 5646:
+    "pt-BR" -> "pt"), which must be one of the 17. Raises ValueError naming the tag and
+    the accepted codes otherwise."""
+    primary = tag.strip().split("-", 1)[0]
+    try:
+        return validate_language(primary)
+    except ValueError:
+        raise ValueError(f"unknown language {tag!r}; expected one of {', '.join(LANGUAGE_NAMES)} "
+                         f"(a region may follow, as in pt-BR)") from None
+
+
 def validate_language(code: str) -> str:
     """Return ``code`` lower-cased if it is one of the 17 interface languages.
 

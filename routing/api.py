@@ -15,6 +15,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from canary.languages import language_of_tag
 from core.tokens import service_token_verify
 from routing.responses import HEADER_CONTRACT, HEADER_LANGUAGE, GatewayReply, error_reply, sse_body
 from routing.services import IDEMPOTENCY_KEY_MAX, chat_completion_create
@@ -61,6 +62,10 @@ def parse_contract_header(value: str | None) -> tuple[str, int]:
     if not value:
         raise ValueError(f"the {HEADER_CONTRACT} header is required: <contract name>@<version>")
     name, sep, version = value.strip().rpartition("@")
+    if "@" in name:
+        # A contract name has no '@' (routing.contracts): the server joined two headers.
+        raise ValueError(f"{HEADER_CONTRACT} names one contract, <contract name>@<version>; got {value!r} "
+                         f"(was the header sent twice?)")
     if not sep or not name or not version.isdigit() or int(version) < 1:
         raise ValueError(f"{HEADER_CONTRACT} must be <contract name>@<version>, e.g. invoice-extract@3; got {value!r}")
     return name, int(version)
@@ -91,7 +96,12 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
     if key is not None and not (0 < len(key) <= _MAX_KEY and key.isprintable()):
         return _render(error_reply(400, "invalid_idempotency_key", f"Idempotency-Key must be 1 to {_MAX_KEY} printable characters"), stream=False)
     language = request.headers.get(HEADER_LANGUAGE)
-    if language is not None and not (2 <= len(language) <= 8 and language.replace("-", "").isalpha()):
-        return _render(error_reply(400, "invalid_expected_language", f"{HEADER_LANGUAGE} must be an ISO 639-1 code such as pt, got {language!r}"), stream=False)
+    if language is not None:
+        # The languages the language judge reads (canary.languages): another code could
+        # never be checked before the commit point.
+        try:
+            language = language_of_tag(language)
+        except ValueError as exc:
+            return _render(error_reply(400, "invalid_expected_language", f"{HEADER_LANGUAGE}: {exc}"), stream=False)
     reply = chat_completion_create(name, version, body, operation_id=key, language=language)
     return _render(reply, stream=body.get("stream") is True)

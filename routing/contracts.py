@@ -29,6 +29,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from canary.judges.schemas import SchemaRefused, schema_validator
+from canary.languages import language_of_tag
 from core.strict_json import strict_loads
 from routing.deadline import Allowances
 from routing.semantic import SEMANTIC_CHECKS
@@ -362,8 +363,11 @@ def contract_from_dict(data: Mapping[str, Any]) -> Contract:
     )
     if data.get("expected_language") is not None:
         language = data["expected_language"]
-        _require(isinstance(language, str) and 2 <= len(language) <= 8 and language.replace("-", "").isalpha(),
-                 f"expected_language: an ISO 639-1 code such as 'pt', got {language!r}")
+        _require(isinstance(language, str), f"expected_language: an ISO 639-1 code such as 'pt', got {language!r}")
+        try:
+            kwargs["expected_language"] = language_of_tag(language)
+        except ValueError as exc:
+            raise ContractError(f"expected_language: {exc}") from None
 
     contract = Contract(**kwargs)
     _require(contract.allowances.required_s <= contract.deadline_s,

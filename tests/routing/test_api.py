@@ -91,6 +91,10 @@ def test_retry_after_when_every_route_is_suppressed(client, gateway_env):
         ({"HTTP_AUTHORIZATION": "Bearer wrong"}, BODY, 401, "service token"),
         ({"HTTP_X_ROUTING_CONTRACT": "chat"}, BODY, 400, "<contract name>@<version>"),
         ({"HTTP_X_ROUTING_CONTRACT": "nope@1"}, BODY, 404, "no contract nope@1"),
+        # Two headers, as a WSGI server joins them: one contract is asked for, not a 404.
+        ({"HTTP_X_ROUTING_CONTRACT": "chat@1,chat@2"}, BODY, 400, "names one contract"),
+        ({"HTTP_X_EXPECTED_LANGUAGE": "xx"}, BODY, 400, "X-Expected-Language: unknown language 'xx'; expected one of"),
+        ({"HTTP_X_EXPECTED_LANGUAGE": "klingon"}, BODY, 400, "(a region may follow, as in pt-BR)"),
         ({}, {"messages": []}, 400, "messages: a non-empty list"),
         ({}, {**BODY, "provider": {"only": ["x"]}}, 400, "provider.only: chosen by the gateway"),
         # Unhashable values where a name belongs were a TypeError and a 500.

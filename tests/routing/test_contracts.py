@@ -220,3 +220,15 @@ def test_a_stored_contract_with_a_remote_ref_is_refused_at_once_without_a_fetch(
     assert reply.status == 500 and reply.body["error"]["code"] == "invalid_contract"
     assert f"$ref '{schema_host.url}' at $ does not resolve" in reply.body["error"]["message"]
     assert schema_host.gets == 0
+
+
+@pytest.mark.parametrize(("language", "read", "refused"), [
+    ("pt", "pt", None), ("PT-br", "pt", None), ("xx", None, "expected_language: unknown language 'xx'"),
+    (5, None, "expected_language: an ISO 639-1 code such as 'pt', got 5"),
+])
+def test_a_contract_expects_one_of_the_languages_the_judge_reads(language, read, refused):
+    if refused is None:
+        assert contract_from_dict({**ROLEPLAY, "expected_language": language}).expected_language == read
+        return
+    with pytest.raises(ContractError, match=refused):
+        contract_from_dict({**ROLEPLAY, "expected_language": language})

@@ -121,11 +121,13 @@ def test_when_every_route_fails_before_the_first_byte_the_client_gets_an_http_er
 
 
 @pytest.mark.django_db
-def test_the_expected_language_is_checked_on_the_prefix(client, env):
-    # alpha answers in Spanish to a Portuguese chat; the header says Portuguese.
+@pytest.mark.parametrize("tag", ["pt", "PT-br"])
+def test_the_expected_language_is_checked_on_the_prefix(client, env, tag):
+    # alpha answers in Spanish to a Portuguese chat; the header says Portuguese (a region
+    # subtag names the same language).
     env.sim(fleet(endpoint("alpha", {"language_drift": {"rate": 1, "into": "es", "share": 1.0}}), endpoint("beta")))
     body = {**BODY, "messages": [{"role": "system", "content": "Reply in Portuguese."}, *BODY["messages"]]}
-    response = post(client, env, body, HTTP_X_EXPECTED_LANGUAGE="pt")
+    response = post(client, env, body, HTTP_X_EXPECTED_LANGUAGE=tag)
     events(response)
     first = attempts_of(response)[0]
     assert first.route == "alpha" and first.status == "rejected"
