@@ -7,7 +7,6 @@ operation id. The view only parses input, calls ``chat_completion_create`` and r
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.conf import settings
@@ -16,6 +15,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.views.decorators.csrf import csrf_exempt
 
 from canary.languages import language_of_tag
+from core.strict_json import strict_loads
 from core.tokens import service_token_verify
 from routing.responses import HEADER_CONTRACT, HEADER_LANGUAGE, GatewayReply, error_reply, sse_body
 from routing.services import IDEMPOTENCY_KEY_MAX, chat_completion_create
@@ -85,8 +85,13 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
     except RequestDataTooBig:
         return _render(error_reply(413, "payload_too_large", f"the body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"), stream=False)
     try:
-        body = json.loads(raw or b"")
-    except (ValueError, UnicodeDecodeError) as exc:
+        # RFC 8259 (core.strict_json): 1e400 is named, not read as infinity; UTF-8, a
+        # byte-order mark ignored (section 8.1).
+        body = strict_loads(raw.decode("utf-8-sig") if raw else "")
+    except UnicodeDecodeError as exc:
+        return _render(error_reply(400, "invalid_json", f"the body is not UTF-8 (JSON text is, RFC 8259 section 8.1): "
+                                                        f"byte 0x{raw[exc.start]:02x} at offset {exc.start}"), stream=False)
+    except ValueError as exc:
         return _render(error_reply(400, "invalid_json", f"the body is not valid JSON: {exc}"), stream=False)
     except RecursionError:
         return _render(error_reply(400, "invalid_json", "the body nests arrays or objects too deeply"), stream=False)

@@ -244,6 +244,9 @@ def body_check(body: Any) -> None:
         for key in ("name", "tool_call_id"):
             if key in message and not isinstance(message[key], str):
                 raise BodyInvalid(f"{where}.{key}", "expected a string")
+        if role == "tool" and not isinstance(message.get("tool_call_id"), str):
+            # OpenAI's chat API reference: a tool message answers one call, by its id.
+            raise BodyInvalid(f"{where}.tool_call_id", "required in a tool message (the id of the tool call it answers)")
         if "tool_calls" in message:
             _tool_calls(message["tool_calls"], f"{where}.tool_calls")
     for key in _NUMBERS:
@@ -260,11 +263,33 @@ def body_check(body: Any) -> None:
         raise BodyInvalid("stop", "expected a string or a list of strings")
     if body.get("user") is not None and not isinstance(body["user"], str):
         raise BodyInvalid("user", "expected a string")
-    tool_choice = body.get("tool_choice")
-    if tool_choice is not None and not isinstance(tool_choice, str | Mapping):
-        raise BodyInvalid("tool_choice", "expected a string or an object")
     if body.get("tools") is not None and not isinstance(body["tools"], list):
         raise BodyInvalid("tools", "expected a list")
+    _tool_choice(body.get("tool_choice"), body.get("tools") or [])
+
+
+TOOL_CHOICES = ("none", "auto", "required")
+
+
+def _tool_choice(choice: Any, tools: list[Any]) -> None:
+    """``tool_choice``: one of ``TOOL_CHOICES``, or ``{"type": "function", "function":
+    {"name"}}`` naming one of the request's own tools (OpenAI's chat API reference);
+    another name went upstream and came back a provider's 400."""
+    if choice is None:
+        return
+    if isinstance(choice, str):
+        if choice not in TOOL_CHOICES:
+            raise BodyInvalid("tool_choice", f"expected one of {list(TOOL_CHOICES)} or an object naming a function, got {choice!r}")
+        return
+    if not isinstance(choice, Mapping):
+        raise BodyInvalid("tool_choice", "expected a string or an object")
+    function = choice.get("function")
+    name = function.get("name") if isinstance(function, Mapping) else None
+    if not isinstance(name, str):
+        raise BodyInvalid("tool_choice.function.name", f"expected a string, got {name!r}")
+    offered = [t["function"].get("name") for t in tools if isinstance(t, Mapping) and isinstance(t.get("function"), Mapping)]
+    if name not in offered:
+        raise BodyInvalid("tool_choice.function.name", f"{name!r} is not one of the request's tools {offered}")
 
 
 def caller_max_tokens(body: Mapping[str, Any]) -> int | None:

@@ -101,6 +101,11 @@ def test_retry_after_when_every_route_is_suppressed(client, gateway_env):
         ({}, {"messages": [{"role": ["user"], "content": "Hi"}]}, 400, "messages[0].role"),
         ({}, {"messages": [{"role": "user", "content": [{"type": ["text"], "text": "hi"}]}]}, 400, "messages[0].content[0].type"),
         ({}, {**BODY, "tools": [{"type": "function", "function": {"name": ["x"]}}]}, 400, "tools[0]"),
+        ({}, {"messages": [*BODY["messages"], {"role": "tool", "content": "42"}]}, 400,
+         "messages[1].tool_call_id: required in a tool message"),
+        ({}, {**BODY, "tool_choice": "sometimes"}, 400, "tool_choice: expected one of ['none', 'auto', 'required']"),
+        ({}, {**BODY, "tool_choice": {"type": "function", "function": {"name": "refund"}}}, 400,
+         "tool_choice.function.name: 'refund' is not one of the request's tools []"),
     ],
 )
 def test_bad_input_gets_a_clear_error(client, gateway_env, headers, body, status, fragment):
@@ -141,6 +146,28 @@ def test_the_gateways_database_outage_answer_carries_an_operation_id_too():
 def test_invalid_json_is_a_400(client, gateway_env):
     response = client.post("/v1/chat/completions", data=b"{not json", content_type="application/json", **gateway_env.auth)
     assert response.status_code == 400 and "not valid JSON" in response.json()["error"]["message"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("number", "says"), [(b"1e400", "1e400 is out of range for a number"), (b"NaN", "NaN is not JSON")])
+def test_a_number_json_has_not_is_a_400_naming_it(client, gateway_env, number, says):
+    raw = b'{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": ' + number + b"}"
+    response = client.post("/v1/chat/completions", data=raw, content_type="application/json", **gateway_env.auth)
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == f"the body is not valid JSON: {says}" + (
+        " (RFC 8259 has no NaN or Infinity)" if number == b"NaN" else "")
+
+
+@pytest.mark.django_db
+def test_a_body_that_is_not_utf8_is_a_400_naming_the_byte_and_a_bom_is_ignored(client, gateway_env):
+    latin1 = '{"messages": [{"role": "user", "content": "Olá"}]}'.encode("latin-1")
+    response = client.post("/v1/chat/completions", data=latin1, content_type="application/json", **gateway_env.auth)
+    assert response.status_code == 400
+    assert response.json()["error"]["message"].endswith("byte 0xe1 at offset 45")
+    bom = b"\xef\xbb\xbf" + latin1.decode("latin-1").encode() + b" "
+    # Past the body check (a BOM is not an error): the request reaches contract routing.
+    response = client.post("/v1/chat/completions", data=bom, content_type="application/json", **gateway_env.auth)
+    assert response.json()["error"]["code"] != "invalid_json"
 
 
 @pytest.mark.django_db
