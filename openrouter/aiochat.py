@@ -192,7 +192,7 @@ class LoopOpenRouterClient(OpenRouterClient):
             return ctx.call(kind="timeout", message=f"no response headers within {timeout.sock_read}s")
         except (aiohttp.ClientError, OSError) as exc:
             self._mark_sent(ctx, marks, called)
-            return ctx.call(kind="reset", message=f"connection closed before a response: {exc}")
+            return ctx.call(kind="reset", message=f"connection closed before a response: {broken_reason(exc)}")
         self._mark_sent(ctx, marks, called)
         try:
             ctx.take_status(response.status, response.headers)
@@ -242,9 +242,9 @@ class LoopOpenRouterClient(OpenRouterClient):
         except aiohttp.ClientPayloadError as exc:
             if isinstance(exc.__cause__, aiohttp.http_exceptions.ContentEncodingError):
                 return stream.fail("invalid_body", f"undecodable stream: {exc}")
-            return stream.broken(exc)
+            return stream.broken(ConnectionError(broken_reason(exc)))
         except (aiohttp.ClientError, OSError) as exc:
-            return stream.broken(exc)
+            return stream.broken(ConnectionError(broken_reason(exc)))
         call = stream.finished()
         if stream.acc.done and stream.acc.error is None:
             await _drain(response, guard)
@@ -289,6 +289,23 @@ class LoopOpenRouterClient(OpenRouterClient):
             if isinstance(reasons, list) and reasons:
                 message = f"{message} (reasons: {', '.join(str(r) for r in reasons)})"
         return ctx.call(kind=status_kind(status, error), error=error, message=message, body=raw)
+
+
+def broken_reason(exc: BaseException) -> str:
+    """What an admin reads for a stream aiohttp could not finish: the operating system's
+    error where there is one (``[Errno 104] Connection reset by peer``, as the httpx
+    client says), else a plain phrase; never aiohttp's internal text
+    (``<TransferEncodingError: 400, message='Not enough data ...'>``)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno is not None and seen.strerror:
+            return f"[Errno {seen.errno}] {seen.strerror}"
+        seen = seen.__cause__ or seen.__context__
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "the server closed the connection"
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return "the chunked body ended early (the connection was closed or reset mid-stream)"
+    return type(exc).__name__
 
 
 def _close_at_exit(ref: weakref.ref[LoopOpenRouterClient]) -> None:

@@ -4,6 +4,7 @@ wire is reported apart from the time to first token (``Call.wait_ms``)."""
 from __future__ import annotations
 
 import socket
+import struct
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -48,3 +49,26 @@ def test_an_unused_connection_slot_costs_no_wait(scripted: ScriptedServer) -> No
     assert call.outcome == "completed"
     assert call.wait_ms is not None and call.wait_ms < 400
     assert call.ttft_ms is not None and call.ttft_ms >= 90
+
+
+def cut_chunked_body(reset: bool):  # type: ignore[no-untyped-def]
+    def script(sock: socket.socket) -> None:
+        sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+        data = frame(chunk("Hel"))
+        sock.sendall(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        if reset:  # an RST instead of a FIN
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    return script
+
+
+@pytest.mark.parametrize("reset", [False, True])
+def test_a_stream_cut_mid_body_reads_as_a_plain_reason_not_aiohttps_internals(scripted: ScriptedServer, reset: bool) -> None:
+    scripted.script = cut_chunked_body(reset)
+    with LoopOpenRouterClient(base_url=scripted.base_url) as client:
+        call = pinned(client, stream=True)
+    assert call.transport_kind == "reset"
+    assert call.error_message in (
+        "connection closed before [DONE]: the chunked body ended early (the connection was closed or reset mid-stream)",
+        "connection closed before [DONE]: [Errno 104] Connection reset by peer",
+    )
