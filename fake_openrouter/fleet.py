@@ -547,7 +547,9 @@ def _array(raw: Any, path: str) -> list[Any]:
 
 
 def _string(raw: Any, path: str) -> str:
-    if not isinstance(raw, str) or not raw.strip():
+    if isinstance(raw, str) and raw and not raw.strip():
+        raise FleetError(path, f"must hold more than white space, got {_show(raw)}")
+    if not isinstance(raw, str) or not raw:
         raise FleetError(path, f"must be a non-empty string, got {_show(raw)}")
     try:
         # JSON may spell a lone surrogate ("\ud800"): a str that every UTF-8 response

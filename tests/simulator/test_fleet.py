@@ -189,7 +189,7 @@ def test_a_non_finite_number_is_refused_with_its_path_beside_the_other_errors(nu
 
 def many_errors() -> dict[str, Any]:
     data = fleet(
-        endpoint("a/x", faults={"ttft_ms": "fast", "leading_garbage": {"rte": 0.5, "fragments": [1]}}),
+        endpoint("a/x", faults={"ttft_ms": "fast", "leading_garbage": {"rte": 0.5, "fragments": [1, "  "]}}),
         endpoint("b/x", wire={"padding": -1}),
         endpoint("c/x", faults={"http_error": {"rate": 1.5, "status": 200}}),
     )
@@ -208,6 +208,7 @@ MANY_ERRORS = [
     ("models[0].endpoints[0].faults.leading_garbage.rte", "unknown key"),
     ("models[0].endpoints[0].faults.leading_garbage.rate", "required key is missing"),
     ("models[0].endpoints[0].faults.leading_garbage.fragments[0]", "must be a non-empty string, got 1"),
+    ("models[0].endpoints[0].faults.leading_garbage.fragments[1]", 'must hold more than white space, got "  "'),
     ("models[0].endpoints[1].tag", 'must look like slug/variant, got "b"'),
     ("models[0].endpoints[1].wire.padding", "must be an integer >= 0, got -1"),
     ("models[0].endpoints[2].provider", "required key is missing"),
