@@ -1,4 +1,5 @@
-"""JSON text read by RFC 8259's rules, for files people write (routing contracts).
+"""JSON text read by RFC 8259's rules, for files people write (routing contracts) and the
+bodies the gateway reads.
 
 Python's ``json`` reads ``NaN``, ``Infinity`` and ``-Infinity`` as numbers, and a number
 past float's range (``1e400``) as infinity; none of them is JSON (RFC 8259, section 6),
@@ -22,6 +23,45 @@ def _finite_float(text: str) -> float:
     if value in (float("inf"), float("-inf")):
         raise ValueError(f"{text} is out of range for a number")
     return value
+
+
+class NotJsonNumber(float):
+    """A number JSON text cannot hold (NaN, Infinity, ``1e400``), kept as a float that
+    remembers how it was written (``source``), so a later check can name both the field
+    and the number."""
+
+    source: str
+
+    def __new__(cls, value: float, source: str) -> NotJsonNumber:
+        number = super().__new__(cls, value)
+        number.source = source
+        return number
+
+    @property
+    def problem(self) -> str:
+        """Why it is not JSON, in the words ``strict_loads`` uses."""
+        if self.source in ("NaN", "Infinity", "-Infinity"):
+            return f"{self.source} is not JSON (RFC 8259 has no NaN or Infinity)"
+        return f"{self.source} is out of range for a number"
+
+
+def _marked_constant(name: str) -> float:
+    return NotJsonNumber(float(name.replace("Infinity", "inf")), name)
+
+
+def _marked_float(text: str) -> float:
+    value = float(text)
+    return NotJsonNumber(value, text) if value in (float("inf"), float("-inf")) else value
+
+
+def loads_marking(text: str) -> Any:
+    """``json.loads(text)`` that reads NaN, Infinity and out-of-range numbers as
+    ``NotJsonNumber`` values instead of refusing them, for a caller that refuses them
+    itself with the path of the field that holds them (the gateway's body check).
+
+    Raises ``json.JSONDecodeError`` for malformed text and ``RecursionError`` for
+    nesting past Python's limit."""
+    return json.loads(text, parse_constant=_marked_constant, parse_float=_marked_float)
 
 
 def strict_loads(text: str) -> Any:

@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.views.decorators.csrf import csrf_exempt
 
 from canary.languages import language_of_tag
-from core.strict_json import strict_loads
+from core.strict_json import loads_marking
 from core.tokens import service_token_verify
 from routing.responses import HEADER_CONTRACT, HEADER_LANGUAGE, GatewayReply, error_reply, sse_body
 from routing.services import IDEMPOTENCY_KEY_MAX, chat_completion_create
@@ -85,9 +85,9 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
     except RequestDataTooBig:
         return _render(error_reply(413, "payload_too_large", f"the body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"), stream=False)
     try:
-        # RFC 8259 (core.strict_json): 1e400 is named, not read as infinity; UTF-8, a
-        # byte-order mark ignored (section 8.1).
-        body = strict_loads(raw.decode("utf-8-sig") if raw else "")
+        # UTF-8, a byte-order mark ignored (RFC 8259 section 8.1). Numbers JSON has not
+        # (NaN, 1e400) are kept marked, for the body check to refuse naming the field.
+        body = loads_marking(raw.decode("utf-8-sig") if raw else "")
     except UnicodeDecodeError as exc:
         return _render(error_reply(400, "invalid_json", f"the body is not UTF-8 (JSON text is, RFC 8259 section 8.1): "
                                                         f"byte 0x{raw[exc.start]:02x} at offset {exc.start}"), stream=False)

@@ -30,6 +30,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from core.strict_json import NotJsonNumber
 from routing.contracts import Contract
 
 MAX_DEPTH = 64
@@ -85,6 +86,8 @@ def _walk(value: Any, path: str, depth: int) -> None:
     if isinstance(value, str):
         _text(value, path)
     elif isinstance(value, float):
+        if isinstance(value, NotJsonNumber):
+            raise BodyInvalid(path, value.problem)
         if not math.isfinite(value):
             raise BodyInvalid(path, f"{value!r} is not a JSON number (NaN and Infinity are not JSON)")
     elif isinstance(value, Mapping):
