@@ -53,7 +53,7 @@ from routing.contracts import (
 from routing.events import BackgroundEventSink, DbEventSink
 from routing.gateway import Gateway
 from routing.gateway_result import EventSink
-from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, Route
+from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
 from routing.request_check import BodyInvalid, RequestInvalid, body_check
 from routing.responses import GatewayReply, error_reply, reply_for
 from routing.selection import DEFAULT_MIN_STRUCTURED_HONOURED, RouteProfile
@@ -423,7 +423,9 @@ def request_idempotency_claim(
     characters or a contract with side effects without one, 422 for another body, 409
     while the first request runs or, with side effects, after its outcome was unknown.
     ``run_id`` is the key itself on its first run; a key released by a failure runs again
-    under a fresh id (each run has its own request event).
+    under a fresh id (each run has its own request event), and so does a key whose id an
+    earlier request holds already (the same key on another contract, or on this one after
+    ``ledger_sweep`` pruned it): request events are unique per operation id.
     """
     if not operation_id:
         if spec.side_effects:
@@ -445,11 +447,23 @@ def request_idempotency_claim(
     if not claimed:
         stored = row.result or {}
         return None, None, GatewayReply(stored.get("status", 200), stored.get("body", {}), stored.get("headers", {}), replayed=True)
-    if row.runs == 1:
+    if row.runs == 1 and not _operation_id_taken(operation_id, row.pk):
         return ledger_key, operation_id, None
     run_id = uuid.uuid4().hex
     ExecutionLedger.objects.filter(pk=row.pk).update(operation_id=run_id)
     return ledger_key, run_id, None
+
+
+def _operation_id_taken(operation_id: str, ledger_pk: int) -> bool:
+    """Does another request hold ``operation_id`` already: another ledger row (the same
+    key claimed on another contract; the ledger is written before the request runs) or a
+    request event (a run whose ledger row was pruned)? Two contracts claiming one key in
+    the same instant can still both see it free; the second's events are then dropped
+    with a log line."""
+    return (
+        ExecutionLedger.objects.filter(operation_id=operation_id).exclude(pk=ledger_pk).exists()
+        or RequestEvent.objects.filter(operation_id=operation_id).exists()
+    )
 
 
 def request_idempotency_settle(spec: Contract, ledger_key: str | None, outcome: str, reply: GatewayReply | None = None) -> None:

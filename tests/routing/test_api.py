@@ -4,8 +4,10 @@ end: Django test client -> gateway -> simulator over HTTP, real PostgreSQL and R
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from reverie_ops.middleware import database_unavailable_body
 from routing.models import AttemptEvent, ExecutionLedger, RequestEvent
@@ -13,6 +15,7 @@ from routing.services import (
     breaker_store,
     chat_completion_create,
     contract_version_create,
+    ledger_sweep,
 )
 from tests.routing.conftest import MODEL, api_world, endpoint, fleet, sim_reset_stats, sim_stats
 
@@ -226,6 +229,25 @@ def test_an_idempotency_key_on_a_contract_without_side_effects_replays_and_refus
     assert sum(sim_stats(sim).values()) == 0
     # Without a key nothing is remembered: the same body runs again.
     assert post(client, gateway_env).status_code == 200 and sum(sim_stats(sim).values()) == 1
+
+
+@pytest.mark.django_db
+def test_one_key_on_two_contracts_and_again_after_its_pruning_keeps_every_requests_events(client, gateway_env):
+    gateway_env.sim(fleet(endpoint("alpha"), endpoint("beta"), endpoint("gamma")))
+    contract_version_create({**CHAT, "name": "chat-two"})
+    first = post(client, gateway_env, HTTP_IDEMPOTENCY_KEY="shared-1")
+    second = post(client, gateway_env, HTTP_IDEMPOTENCY_KEY="shared-1", HTTP_X_ROUTING_CONTRACT="chat-two@1")
+    assert first.status_code == second.status_code == 200
+    assert "Idempotent-Replayed" not in second  # another contract: another request
+    ids = {first["X-Routing-Operation-Id"], second["X-Routing-Operation-Id"]}
+    assert len(ids) == 2
+    # The key pruned after its keeping time: a new request under it keeps its events too.
+    ledger_sweep(timezone.now() + timedelta(days=2), keep_s=86_400, lease_s=300)
+    third = post(client, gateway_env, HTTP_IDEMPOTENCY_KEY="shared-1")
+    assert third.status_code == 200 and "Idempotent-Replayed" not in third
+    ids.add(third["X-Routing-Operation-Id"])
+    assert len(ids) == 3
+    assert RequestEvent.objects.filter(operation_id__in=ids).count() == 3
 
 
 @pytest.mark.django_db
