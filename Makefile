@@ -8,8 +8,10 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 # pytest-xdist workers for `make test`: whole modules per worker, the slow ones first
 # (tests/conftest.py); most tests wait on I/O, so 4 pay on 2 cores. 0 runs serially.
 TEST_WORKERS ?= 4
-DEMO_DATABASE_URL ?= sqlite:///$(CURDIR)/demo.sqlite3
 DEMO_ADDR ?= 127.0.0.1:8000
+# One database per demo address: a second demo (another DEMO_ADDR) keeps the first's.
+DEMO_DB := demo-$(lastword $(subst :, ,$(DEMO_ADDR))).sqlite3
+DEMO_DATABASE_URL ?= sqlite:///$(CURDIR)/$(DEMO_DB)
 
 .PHONY: demo test lint services venv bench clean
 
@@ -28,7 +30,8 @@ services:
 # The demo runs with DEBUG on: a development secret, plain HTTP (production settings
 # refuse to start without a real DJANGO_SECRET_KEY).
 demo: venv
-	rm -f demo.sqlite3
+	@$(PY) -m core.addr $(DEMO_ADDR)
+	rm -f $(DEMO_DB)
 	DJANGO_DEBUG=true DATABASE_URL=$(DEMO_DATABASE_URL) $(PY) manage.py migrate --noinput -v 0
 	DJANGO_DEBUG=true DATABASE_URL=$(DEMO_DATABASE_URL) $(PY) manage.py demo --addr $(DEMO_ADDR)
 
@@ -54,4 +57,4 @@ bench: venv services
 	REDIS_URL=$(TEST_REDIS_URL) $(PY) bench/web_workers.py
 
 clean:
-	rm -rf .venv demo.sqlite3 staticfiles
+	rm -rf .venv demo*.sqlite3 staticfiles

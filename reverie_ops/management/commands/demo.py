@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import secrets
 import signal
-import socket
 import sys
 import threading
 from datetime import datetime, timedelta
@@ -34,6 +33,7 @@ from canary.services.ignore_list import ignore_list_get
 from canary.services.quarantine import mode_set
 from canary.services.rounds import endpoints_sync, round_run
 from canary.terms import Mode
+from core.addr import addr_problem
 from core.tokens import service_token_issue
 from fake_openrouter.process import SimulatorStartError, free_port, start_simulator
 from routing.demo import demo_calls, demo_report, demo_routes_ensure
@@ -55,18 +55,9 @@ def demo_first_round_at(now: datetime, rounds: int) -> datetime:
 
 def addr_check(addr: str) -> None:
     """Raise CommandError unless ``host:port`` can be listened on now."""
-    host, _, port_text = addr.rpartition(":")
-    if not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise CommandError(f"--addr must be host:port, e.g. 127.0.0.1:8000, got {addr!r}")
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host.strip("[]"), int(port_text)))
-        except OSError as exc:
-            raise CommandError(
-                f"cannot serve the web app on {addr}: {exc.strerror}. Stop what runs there, "
-                f"or choose another address: make demo DEMO_ADDR=127.0.0.1:8001"
-            ) from exc
+    problem = addr_problem(addr)
+    if problem:
+        raise CommandError(problem.replace("the address must", "--addr must"))
 
 
 class _QuietHandler(WSGIRequestHandler):
