@@ -19,6 +19,7 @@ import os
 from typing import Any
 
 from celery.signals import task_postrun, task_retry, worker_init, worker_process_shutdown
+from django.conf import settings
 from prometheus_client import start_http_server
 
 from observability import metrics as m
@@ -29,10 +30,10 @@ log = logging.getLogger(__name__)
 
 def _on_worker_init(**_: Any) -> None:
     multiproc_dir_reset()
-    port = os.environ.get("OBSERVABILITY_WORKER_METRICS_PORT")
+    port = settings.OBSERVABILITY_WORKER_METRICS_PORT
     if port:
-        addr = os.environ.get("OBSERVABILITY_WORKER_METRICS_ADDR", "0.0.0.0")  # noqa: S104 - inside the compose network
-        start_http_server(int(port), addr=addr, registry=scrape_registry())
+        addr = settings.OBSERVABILITY_WORKER_METRICS_ADDR
+        start_http_server(port, addr=addr, registry=scrape_registry())
         log.info("worker metrics on %s:%s", addr, port)
 
 

@@ -47,6 +47,39 @@ def positive(name: str, value: int) -> int:
     return value
 
 
+def above_zero(name: str, value: float) -> float:
+    """``value`` if it is a finite number above 0 (a time limit, s), else
+    ``ImproperlyConfigured`` naming ``name``."""
+    if not (value > 0 and value != float("inf")):
+        raise environ.ImproperlyConfigured(f"{name} must be a number above 0, not {value}")
+    return value
+
+
+def not_negative(name: str, value: float) -> float:
+    """``value`` if it is a finite number of at least 0, else ``ImproperlyConfigured``."""
+    if not (value >= 0 and value != float("inf")):
+        raise environ.ImproperlyConfigured(f"{name} must be a number of at least 0, not {value}")
+    return value
+
+
+def port(name: str, value: int) -> int:
+    """``value`` if it is a TCP port (1 to 65535) or 0 (off), else ``ImproperlyConfigured``."""
+    if not 0 <= value <= 65535:
+        raise environ.ImproperlyConfigured(f"{name} must be a port from 1 to 65535 (or 0: off), not {value}")
+    return value
+
+
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def redis_url(value: str) -> str:
+    """``value`` if it is a Redis URL redis-py reads (``redis://``, ``rediss://`` or
+    ``unix://``), else ValueError saying so (for ``checked``)."""
+    if not value.startswith(REDIS_SCHEMES):
+        raise ValueError(f"expected a URL starting with {', '.join(REDIS_SCHEMES)}, got {value!r}")
+    return value
+
+
 def checked(name: str, check: Callable[[T], R], value: T) -> R:
     """``check(value)``, its ValueError an ``ImproperlyConfigured`` naming ``name``
     (``CANARY_MODEL: a model id must look like 'author/slug', got 'bad'``)."""

@@ -16,7 +16,7 @@ import environ
 
 from core.identifiers import validate_model_id
 from reverie_ops.database import database_config
-from reverie_ops.env import StrictEnv, checked, positive
+from reverie_ops.env import StrictEnv, above_zero, checked, not_negative, port, positive, redis_url
 from reverie_ops.schedule import (
     canary_beat_schedule,
     observability_beat_schedule,
@@ -132,9 +132,9 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.b
     # instead of a new PostgreSQL backend for every task or request. Tasks hand their
     # connection back while they wait on providers, so a small pool serves many threads.
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-        "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=2),
-        "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=16),
-        "timeout": env.float("DATABASE_POOL_TIMEOUT_S", default=30.0),
+        "min_size": int(not_negative("DATABASE_POOL_MIN_SIZE", env.int("DATABASE_POOL_MIN_SIZE", default=2))),
+        "max_size": positive("DATABASE_POOL_MAX_SIZE", env.int("DATABASE_POOL_MAX_SIZE", default=16)),
+        "timeout": above_zero("DATABASE_POOL_TIMEOUT_S", env.float("DATABASE_POOL_TIMEOUT_S", default=30.0)),
     }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # libpq's connect_timeout (whole seconds, at least 2): a PostgreSQL host that drops
@@ -160,8 +160,8 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 WHITENOISE_USE_FINDERS = True
 warnings.filterwarnings("ignore", message="No directory at")
 
-REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
+REDIS_URL = checked("REDIS_URL", redis_url, env.str("REDIS_URL", default="redis://127.0.0.1:6379/0"))
+CELERY_BROKER_URL = checked("CELERY_BROKER_URL", redis_url, env.str("CELERY_BROKER_URL", default=REDIS_URL))
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -176,14 +176,14 @@ OPENROUTER_REFERER = env.str("OPENROUTER_REFERER", default="https://github.com/r
 OPENROUTER_TITLE = env.str("OPENROUTER_TITLE", default="Reverie Ops canary")
 # Connections the canary's client keeps per process. A worker runs (threads x 4) probes at
 # once; a smaller pool would queue probes inside our own client and inflate their TTFT.
-OPENROUTER_MAX_CONNECTIONS = env.int("OPENROUTER_MAX_CONNECTIONS", default=512)
+OPENROUTER_MAX_CONNECTIONS = positive("OPENROUTER_MAX_CONNECTIONS", env.int("OPENROUTER_MAX_CONNECTIONS", default=512))
 # ... spread over this many httpx clients (each pool's bookkeeping grows with its size).
-OPENROUTER_POOL_SHARDS = env.int("OPENROUTER_POOL_SHARDS", default=8)
+OPENROUTER_POOL_SHARDS = positive("OPENROUTER_POOL_SHARDS", env.int("OPENROUTER_POOL_SHARDS", default=8))
 # Size caps on what an upstream sends the gateway (bytes; decoded bytes, what is held in
 # memory): past either the reply is an ``invalid_response`` and the next route is tried.
 # The canary's own cap per reply is CANARY_MAX_RESPONSE_BYTES; lines share the line cap.
-OPENROUTER_MAX_REPLY_BYTES = env.int("OPENROUTER_MAX_REPLY_BYTES", default=16 * 1024 * 1024)
-OPENROUTER_MAX_LINE_BYTES = env.int("OPENROUTER_MAX_LINE_BYTES", default=1024 * 1024)
+OPENROUTER_MAX_REPLY_BYTES = positive("OPENROUTER_MAX_REPLY_BYTES", env.int("OPENROUTER_MAX_REPLY_BYTES", default=16 * 1024 * 1024))
+OPENROUTER_MAX_LINE_BYTES = positive("OPENROUTER_MAX_LINE_BYTES", env.int("OPENROUTER_MAX_LINE_BYTES", default=1024 * 1024))
 
 # --- Canary -------------------------------------------------------------------------
 # Canonical (lower-case) ids, as every other entry point stores them; a malformed id
@@ -195,14 +195,19 @@ CANARY_LANGUAGES = env.list(
     default=["en", "pt", "es", "fr", "de", "it", "nl", "pl", "ru", "uk", "tr", "ja", "ko", "zh", "id", "vi", "ar"],
 )
 # Time to first token limit (s): past it the TTFT probe fails.
-CANARY_TTFT_LIMIT_S = env.float("CANARY_TTFT_LIMIT_S", default=10.0)
+CANARY_TTFT_LIMIT_S = above_zero("CANARY_TTFT_LIMIT_S", env.float("CANARY_TTFT_LIMIT_S", default=10.0))
 # Whole-call limit once the first token arrived (s).
-CANARY_TOTAL_TIMEOUT_S = env.float("CANARY_TOTAL_TIMEOUT_S", default=45.0)
+CANARY_TOTAL_TIMEOUT_S = above_zero("CANARY_TOTAL_TIMEOUT_S", env.float("CANARY_TOTAL_TIMEOUT_S", default=45.0))
+if CANARY_TOTAL_TIMEOUT_S < CANARY_TTFT_LIMIT_S:
+    # A reply cut before its first token may arrive would make every slow host a timeout.
+    raise environ.ImproperlyConfigured(
+        f"CANARY_TOTAL_TIMEOUT_S ({CANARY_TOTAL_TIMEOUT_S:g} s) must be at least CANARY_TTFT_LIMIT_S ({CANARY_TTFT_LIMIT_S:g} s)"
+    )
 # Probe budget: small, but enough that a reasoning model is not judged on a starved budget.
-CANARY_MAX_TOKENS = env.int("CANARY_MAX_TOKENS", default=600)
+CANARY_MAX_TOKENS = positive("CANARY_MAX_TOKENS", env.int("CANARY_MAX_TOKENS", default=600))
 # Concurrent probe requests in one round (all endpoints, all probes).
-CANARY_CONCURRENCY = env.int("CANARY_CONCURRENCY", default=48)
-CANARY_MAX_RESPONSE_BYTES = env.int("CANARY_MAX_RESPONSE_BYTES", default=1024 * 1024)
+CANARY_CONCURRENCY = positive("CANARY_CONCURRENCY", env.int("CANARY_CONCURRENCY", default=48))
+CANARY_MAX_RESPONSE_BYTES = positive("CANARY_MAX_RESPONSE_BYTES", env.int("CANARY_MAX_RESPONSE_BYTES", default=1024 * 1024))
 # Fleet attribution: share of endpoints failing the same check on the same prompt above
 # which the defect is attributed to the model or the prompt, not to the endpoints.
 CANARY_FLEET_FAIL_SHARE = env.float("CANARY_FLEET_FAIL_SHARE", default=0.5)
@@ -228,12 +233,12 @@ NOTIFY_MAX_RETRIES = env.int("NOTIFY_MAX_RETRIES", default=5)
 # The ignore-list API: clients may cache an answer this long (s).
 ROUTING_IGNORE_MAX_AGE_S = env.int("ROUTING_IGNORE_MAX_AGE_S", default=30)
 # Per-process cache of the merged list (s); a change reaches every process within it.
-ROUTING_IGNORE_CACHE_S = env.float("ROUTING_IGNORE_CACHE_S", default=2.0)
+ROUTING_IGNORE_CACHE_S = not_negative("ROUTING_IGNORE_CACHE_S", env.float("ROUTING_IGNORE_CACHE_S", default=2.0))
 
 # --- Scheduled rounds (issue "Scheduled, distributed canary rounds") ------------------
 # A round's time budget (s): after it, the finalizer judges whatever reported and marks
 # the probes that never did as transport errors.
-CANARY_ROUND_BUDGET_S = env.float("CANARY_ROUND_BUDGET_S", default=180.0)
+CANARY_ROUND_BUDGET_S = above_zero("CANARY_ROUND_BUDGET_S", env.float("CANARY_ROUND_BUDGET_S", default=180.0))
 # Daily spend cap per model (USD over the last 24 h); 0 disables it.
 CANARY_DAILY_SPEND_CAP_USD = env.float("CANARY_DAILY_SPEND_CAP_USD", default=5.0)
 # Probe requests per provider, across all workers (canary/ratelimit.py): a sustained rate
@@ -254,7 +259,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # back after the round had been finalised and were lost. A task still running past
     # it on a live worker is delivered a second time; the copy runs only the probes that
     # have not reported and results are unique per probe, so it costs requests, not data.
-    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT_S", default=60),
+    "visibility_timeout": positive("CELERY_VISIBILITY_TIMEOUT_S", env.int("CELERY_VISIBILITY_TIMEOUT_S", default=60)),
     # How often (s) and every how many checks workers look for such messages (kombu).
     "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL_S", default=10),
     "unacked_restore_throttle": env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=10),
@@ -268,22 +273,26 @@ CELERY_TASK_DEFAULT_QUEUE = "canary"
 CELERY_BEAT_SCHEDULE = {**canary_beat_schedule(CANARY_MODELS), **observability_beat_schedule(), **routing_beat_schedule()}
 
 # --- Reliable routing gateway (issue "Reliable routing gateway") ----------------------
-ROUTING_REDIS_URL = env.str("ROUTING_REDIS_URL", default=REDIS_URL)
+# The Celery worker's metrics listener (observability/worker.py): a port (0: none) and
+# the address, reachable only inside the deployment's network (no token).
+OBSERVABILITY_WORKER_METRICS_PORT = port("OBSERVABILITY_WORKER_METRICS_PORT", env.int("OBSERVABILITY_WORKER_METRICS_PORT", default=0))
+OBSERVABILITY_WORKER_METRICS_ADDR = env.str("OBSERVABILITY_WORKER_METRICS_ADDR", default="0.0.0.0")  # noqa: S104 - inside the compose network
+ROUTING_REDIS_URL = checked("ROUTING_REDIS_URL", redis_url, env.str("ROUTING_REDIS_URL", default=REDIS_URL))
 ROUTING_BREAKER_PREFIX = env.str("ROUTING_BREAKER_PREFIX", default="routing:breaker")
 # Prompts and outputs in request/attempt events: "hash" (SHA-256) or "redact".
 ROUTING_EVENT_CONTENT = env.str("ROUTING_EVENT_CONTENT", default="hash")
 ROUTING_EVENTS_ASYNC = env.bool("ROUTING_EVENTS_ASYNC", default=True)
 # The gateway's door under ASGI (reverie_ops/asgi.py sets it): the async view.
 ROUTING_ASYNC_VIEW = env.bool("ROUTING_ASYNC_VIEW", default=False)
-ROUTING_CACHE_S = env.float("ROUTING_CACHE_S", default=5.0)
+ROUTING_CACHE_S = not_negative("ROUTING_CACHE_S", env.float("ROUTING_CACHE_S", default=5.0))
 # Idempotency keys (routing/README.md, "Idempotency"): a settled key is kept this long (s)
 # after its last update, then pruned (Stripe keeps 24 h); a claimed key older than the
 # lease (s; at least the longest contract deadline + 60 s) is taken for a dead process's
 # and marked unknown.
 ROUTING_IDEMPOTENCY_KEEP_S = positive("ROUTING_IDEMPOTENCY_KEEP_S", env.int("ROUTING_IDEMPOTENCY_KEEP_S", default=86400))
 ROUTING_CLAIM_LEASE_S = positive("ROUTING_CLAIM_LEASE_S", env.int("ROUTING_CLAIM_LEASE_S", default=300))
-ROUTING_CONNECT_TIMEOUT_S = env.float("ROUTING_CONNECT_TIMEOUT_S", default=3.0)
-ROUTING_MAX_CONNECTIONS = env.int("ROUTING_MAX_CONNECTIONS", default=256)
+ROUTING_CONNECT_TIMEOUT_S = above_zero("ROUTING_CONNECT_TIMEOUT_S", env.float("ROUTING_CONNECT_TIMEOUT_S", default=3.0))
+ROUTING_MAX_CONNECTIONS = positive("ROUTING_MAX_CONNECTIONS", env.int("ROUTING_MAX_CONNECTIONS", default=256))
 # Share of the canary's structured-output verdicts a route must pass to count as honouring
 # the structured-output mode it advertises.
 ROUTING_MIN_STRUCTURED_HONOURED = env.float("ROUTING_MIN_STRUCTURED_HONOURED", default=0.9)
