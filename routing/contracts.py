@@ -100,7 +100,8 @@ class Contract:
     Time: ``deadline_s`` for the whole request; allowances ``connect_s``,
     ``generation_s``, ``validation_s`` (an attempt is launched only if their sum still
     fits); ``attempt_timeout_s`` caps one attempt; ``first_token_s`` and ``idle_s`` bound
-    a stream's first content byte and its silences.
+    a stream's first content byte and its silences. Every time is at most
+    ``MAX_TIME_S`` (an hour).
     Answer: ``finish_reasons`` accepted (``length`` absent = truncation rejected);
     ``min_output_chars``; ``semantic_checks``.
     Retries: ``max_attempts`` for the whole chain (None only without fallbacks),
@@ -177,6 +178,12 @@ def _require(cond: bool, message: str) -> None:
         raise ContractError(message)
 
 
+# The longest time a contract may name (s): a live request's deadline, and every
+# allowance within it. Past it a deadline is no deadline, and 1e300 s overflowed the
+# clock's arithmetic in every attempt, which was charged to the route's breaker.
+MAX_TIME_S = 3600.0
+
+
 def _number(data: Mapping[str, Any], key: str, *, positive: bool = False, allow_none: bool = False) -> None:
     if key not in data:
         return
@@ -186,6 +193,8 @@ def _number(data: Mapping[str, Any], key: str, *, positive: bool = False, allow_
     ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
     _require(ok, f"{key}: expected a number, got {value!r}")
     _require(value > 0 if positive else value >= 0, f"{key}: must be {'> 0' if positive else '>= 0'}, got {value!r}")
+    if key.endswith("_s"):
+        _require(value <= MAX_TIME_S, f"{key}: at most {MAX_TIME_S:g} s (an hour), got {value!r}")
 
 
 def _integer(data: Mapping[str, Any], key: str, *, minimum: int = 0, allow_none: bool = False) -> None:

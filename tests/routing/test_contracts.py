@@ -232,3 +232,9 @@ def test_a_contract_expects_one_of_the_languages_the_judge_reads(language, read,
         return
     with pytest.raises(ContractError, match=refused):
         contract_from_dict({**ROLEPLAY, "expected_language": language})
+
+
+@pytest.mark.parametrize("key", ["deadline_s", "backoff_cap_s", "first_token_s"])
+def test_a_time_past_an_hour_is_refused_naming_the_field(key):
+    with pytest.raises(ContractError, match=f"{key}: at most 3600 s \\(an hour\\), got 1e\\+300"):
+        contract_from_dict({**ROLEPLAY, key: 1e300})
