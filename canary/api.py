@@ -14,7 +14,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from canary.exclusions import provider_object
+from canary.exclusions import IGNORE_LIST_MAX_ENTRIES, provider_object
 from canary.selectors import watch_hint
 from canary.services.ignore_list import ignore_list_cached
 from canary.terms import Layer
@@ -136,7 +136,7 @@ OPENAPI: dict[str, Any] = {
                 "required": ["model", "ignore", "sources", "generated_at"],
                 "properties": {
                     "model": {"type": "string"},
-                    "ignore": {"type": "array", "items": {"type": "string"}, "description": "provider slugs or endpoint tags for OpenRouter's provider.ignore"},
+                    "ignore": {"type": "array", "items": {"type": "string"}, "maxItems": IGNORE_LIST_MAX_ENTRIES, "description": "provider slugs or endpoint tags for OpenRouter's provider.ignore"},
                     "sources": {
                         "type": "object",
                         "properties": {k: {"type": "array", "items": {"type": "string"}} for k in Layer},

@@ -42,6 +42,10 @@ SERVICE_TIER_VARIANTS: Final = frozenset({"flex", "priority"})
 
 
 TARGET_MAX = 200  # Exclusion.target's length
+# The most targets one model's ignore list may hold: the internal API's documented
+# bound (its OpenAPI maxItems), and what the product backend's client accepts
+# (routing/client.py, max_entries); a longer list would leave backends on a stale one.
+IGNORE_LIST_MAX_ENTRIES = 10_000
 
 
 def target_normalise(target: str) -> str:

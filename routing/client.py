@@ -100,7 +100,7 @@ class IgnoreListClient:
         timeout_s: float = 1.0,
         max_stale_s: float = 3600.0,
         max_models: int = 1024,
-        max_entries: int = 10_000,
+        max_entries: int = 10_000,  # the server's bound (canary.exclusions.IGNORE_LIST_MAX_ENTRIES)
         max_body_bytes: int = 1_000_000,
         backoff_base_s: float = 1.0,
         backoff_cap_s: float = 60.0,

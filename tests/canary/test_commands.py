@@ -179,6 +179,19 @@ def test_exclusions_load_refuses_values_the_database_could_not_hold(tmp_path, en
     assert not Exclusion.objects.exists()
 
 
+def test_exclusions_load_refuses_more_targets_for_a_model_than_an_ignore_list_may_hold(tmp_path, monkeypatch):
+    monkeypatch.setattr("canary.management.commands.exclusions_load.IGNORE_LIST_MAX_ENTRIES", 3)
+    items = [{"model": MODEL, "target": f"host-{i}", "reason": "filters", "reviewer": "ana"} for i in range(4)]
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps({"exclusions": items}))
+    with pytest.raises(CommandError, match=f"4 targets for {MODEL}, more than the 3 an ignore list may hold"):
+        run("exclusions_load", str(path))
+    assert not Exclusion.objects.exists()
+    path.write_text(json.dumps({"exclusions": items[:3]}))
+    run("exclusions_load", str(path))
+    assert Exclusion.objects.count() == 3
+
+
 def test_exclusions_load_refuses_a_directory_and_a_file_that_is_not_utf8(tmp_path):
     with pytest.raises(CommandError, match="is a directory"):
         run("exclusions_load", str(tmp_path))

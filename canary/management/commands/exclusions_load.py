@@ -13,6 +13,7 @@ reviewed entries from the same file that are no longer listed are deactivated (a
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
-from canary.exclusions import target_normalise
+from canary.exclusions import IGNORE_LIST_MAX_ENTRIES, target_normalise
 from canary.models import Exclusion
 from canary.services.quarantine import exclusion_add, exclusion_remove
 from canary.terms import Layer
@@ -81,6 +82,11 @@ def parse_file(path: Path) -> list[dict[str, str]]:
         if len(item["reviewer"]) > 150:
             raise CommandError(f"{where}.reviewer: at most 150 characters, got {len(item['reviewer'])}")
         entries.append(item)
+    per_model = Counter(item["model"] for item in entries)
+    for model, count in per_model.items():
+        if count > IGNORE_LIST_MAX_ENTRIES:
+            raise CommandError(f"{path}: {count} targets for {model}, more than the {IGNORE_LIST_MAX_ENTRIES} an ignore "
+                               f"list may hold (the product backend's client refuses a longer list)")
     return entries
 
 
