@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from openrouter.transport import AttemptHandle
 from routing.breaker import BreakerStore, Permit
-from routing.commit import Checks, hold_over, prefix_checks, reply_checks
+from routing.commit import Checks, answer_checks, hold_over, prefix_checks, reply_checks
 from routing.contracts import Contract
 from routing.deadline import AttemptTimes, Deadline
 from routing.failures import Failure, FailureClass, Signal, classify, validation_failure
@@ -217,8 +217,16 @@ class RequestRun:
             t.answer = outcome.answer
             t.validation = validate_answer(c, outcome.answer)
             record.validation = t.validation.summary
-            if not t.validation.ok:
-                failure = validation_failure(t.validation.problems)
+            problems = list(t.validation.problems)
+            if not self.live and self.language:
+                # Not streamed: the whole answer is the commit point, and the expected
+                # language is judged on it before it is accepted.
+                language = answer_checks(outcome.answer.content or "", self.language)
+                record.checks.update({f"answer.{k}": v for k, v in language.verdicts.items()})
+                record.validation = "; ".join(filter(None, (record.validation, language.summary("answer"))))
+                problems += [language.failed] if language.failed else []
+            if problems:
+                failure = validation_failure(problems)
                 record.status = "rejected"
         else:
             assert outcome.signal is not None

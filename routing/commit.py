@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from canary.judges.language import judge_language
 from canary.judges.prefix import judge_prefix, judge_streamed_reply
+from canary.verdicts import Judgement, Reply
 from routing.contracts import StreamCommit
 
 
@@ -60,3 +62,14 @@ def prefix_checks(text: str, language: str | None) -> Checks:
 def reply_checks(text: str, language: str | None) -> Checks:
     """The post-stream checks of a reply already sent (``judge_streamed_reply``)."""
     return _checks(judge_streamed_reply, text, language)
+
+
+def _answer_language(text: str, language: str | None) -> list[Judgement]:
+    return [judge_language(Reply(content=text), language)] if language else []
+
+
+def answer_checks(text: str, language: str | None) -> Checks:
+    """The checks of a whole answer that was not streamed, before it is accepted: its
+    language when one is expected (``judge_language``, as on a streamed prefix); none
+    otherwise."""
+    return _checks(_answer_language, text, language)

@@ -136,6 +136,17 @@ def test_the_expected_language_is_checked_on_the_prefix(client, env, tag):
 
 
 @pytest.mark.django_db
+def test_the_expected_language_is_checked_on_a_whole_answer_that_is_not_streamed(client, env):
+    env.sim(fleet(endpoint("alpha", {"language_drift": {"rate": 1, "into": "es", "share": 1.0}}), endpoint("beta")))
+    body = {**BODY, "stream": False, "messages": [{"role": "system", "content": "Reply in Portuguese."}, *BODY["messages"]]}
+    response = post(client, env, body, HTTP_X_EXPECTED_LANGUAGE="pt")
+    assert response.status_code == 200 and response["X-Routing-Route"] == "beta"
+    first = attempts_of(response)[0]
+    assert first.route == "alpha" and first.status == "rejected"
+    assert first.checks.get("answer.language_shift") == "fail"
+
+
+@pytest.mark.django_db
 def test_a_model_the_contract_does_not_serve_is_refused_naming_the_models(client, env):
     env.sim(fleet(endpoint("alpha"), endpoint("beta")))
     response = post(client, env, {**BODY, "stream": False, "model": "other/model"})
