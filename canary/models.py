@@ -66,6 +66,9 @@ class Endpoint(models.Model):
     # e.g. "pricing.prompt: 'abc' is not a price (USD per token, 0 to 1000)"): shown on the endpoint page, so an
     # empty price is never mistaken for a free endpoint.
     listing_problems = models.JSONField(default=list, blank=True)
+    # The model's input modalities as the listing gives them (["text", "image", "file"]):
+    # what a gateway route created from this endpoint accepts (routing.discovery).
+    input_modalities = models.JSONField(default=list, blank=True)
     active = models.BooleanField(default=True, help_text="Listed by the last discovery.")
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()

@@ -31,7 +31,9 @@ class EndpointInfo:
     uptime; others undocumented). ``raw`` is the endpoint object as sent. ``problems``
     names each field that was present but did not parse (``"pricing.prompt: 'abc' is
     not a number"``): its value above is None, and the caller must say so rather than
-    store it as silently empty.
+    store it as silently empty. ``input_modalities`` is the model's
+    (``data.architecture.input_modalities``: ``("text", "image", "file")``), the same for
+    every endpoint of the listing; empty when the listing gives none.
     """
 
     tag: str
@@ -46,6 +48,7 @@ class EndpointInfo:
     status: int | None
     raw: dict[str, Any] = field(repr=False, compare=False)
     problems: tuple[str, ...] = ()
+    input_modalities: tuple[str, ...] = ()
 
 
 def slugify_provider(name: str) -> str:
@@ -107,6 +110,7 @@ def parse_endpoints_body(raw: bytes) -> list[EndpointInfo]:
     endpoints = data.get("endpoints") if isinstance(data, dict) else None
     if not isinstance(endpoints, list):
         raise DiscoveryError("endpoints body: data.endpoints is missing or not a list")
+    modalities, modality_problem = _input_modalities(data if isinstance(data, dict) else {})
     result: list[EndpointInfo] = []
     for index, entry in enumerate(endpoints):
         if not isinstance(entry, dict):
@@ -138,6 +142,8 @@ def parse_endpoints_body(raw: bytes) -> list[EndpointInfo]:
             problems.append(f"pricing: {excerpt(repr(entry.get('pricing')), 80)} is not an object")
         if params is not None and not isinstance(params, list):
             problems.append(f"supported_parameters: {excerpt(repr(params), 80)} is not a list")
+        if modality_problem:
+            problems.append(modality_problem)
         result.append(
             EndpointInfo(
                 tag=tag or slug,
@@ -152,6 +158,19 @@ def parse_endpoints_body(raw: bytes) -> list[EndpointInfo]:
                 status=int_or_none(entry.get("status")),
                 raw=entry,
                 problems=tuple(problems),
+                input_modalities=modalities,
             )
         )
     return result
+
+
+def _input_modalities(data: dict[str, Any]) -> tuple[tuple[str, ...], str | None]:
+    """The model's input modalities from ``data.architecture`` (lower-cased, in order),
+    and the problem when they were sent in another shape than a list of strings."""
+    architecture = data.get("architecture")
+    sent = architecture.get("input_modalities") if isinstance(architecture, dict) else None
+    if sent is None:
+        return (), None
+    if not isinstance(sent, list) or not all(isinstance(m, str) for m in sent):
+        return (), f"architecture.input_modalities: {excerpt(repr(sent), 80)} is not a list of strings"
+    return tuple(dict.fromkeys(m.strip().lower() for m in sent if m.strip())), None

@@ -3,7 +3,8 @@
 The canary already lists every endpoint of a watched model (tag, context window,
 supported parameters, prices in USD per token). ``routes_sync`` turns that listing into
 gateway routes pinned by tag, so admins do not retype it: new endpoints become routes
-(disabled until an admin enables them, unless asked otherwise), known routes get the
+(disabled until an admin enables them, unless asked otherwise, and accepting the
+model's input modalities as the listing gives them), known routes get the
 listing's capability profile, and routes whose endpoint OpenRouter no longer lists are
 disabled. Admin-owned fields (enabled, model class, region, modalities) of known routes
 are never overwritten, and neither is a listed field an admin edited (context length,
@@ -23,9 +24,17 @@ from django.utils.text import slugify
 
 from canary.selectors import endpoints_of_model
 from core.identifiers import validate_model_id
+from routing.contracts import MODALITIES
 from routing.models import Route
 
 NAME_MAX = 100
+
+
+def route_modalities(listed: Any) -> list[str]:
+    """A new route's modalities: the listing's input modalities that contracts name
+    (``routing.contracts.MODALITIES``; "file" is not one), text always among them."""
+    kept = [m for m in (listed or []) if isinstance(m, str) and m in MODALITIES]
+    return ["text", *(m for m in kept if m != "text")]
 
 
 @dataclass
@@ -113,7 +122,8 @@ def routes_sync(model_id: str, *, enable_new: bool = False, model_class: str = "
                     result.skipped[ep.tag] = f"a route named {name!r} already exists for another target"
                     continue
                 Route.objects.create(
-                    name=name, model_id=model_id, provider_tag=ep.tag, modalities=["text"], enabled=enable_new,
+                    name=name, model_id=model_id, provider_tag=ep.tag, modalities=route_modalities(ep.input_modalities),
+                    enabled=enable_new,
                     listing={k: plain_value(profile[k]) for k in SYNCED_FIELDS}, **profile,
                 )
                 result.created.append(name)

@@ -49,7 +49,7 @@ FINAL_FIELDS = ["verdict", "round_reason", "fleet_rate"]
 # What discovery rewrites on every round (admin-set fields such as positive controls stay).
 ENDPOINT_LISTING_FIELDS = [
     "provider", "provider_name", "quantization", "context_length", "supported_parameters",
-    "price_prompt_usd", "price_completion_usd", "listing_problems", "active", "last_seen",
+    "price_prompt_usd", "price_completion_usd", "listing_problems", "input_modalities", "active", "last_seen",
 ]
 
 
@@ -107,6 +107,7 @@ def endpoints_sync(model_id: str, infos: Iterable[Any], now: datetime) -> list[E
             quantization=info.quantization or "", context_length=info.context_length,
             supported_parameters=list(info.supported_parameters), price_prompt_usd=info.pricing_prompt,
             price_completion_usd=info.pricing_completion, listing_problems=list(getattr(info, "problems", ())),
+            input_modalities=list(getattr(info, "input_modalities", ())),
             active=True, first_seen=now, last_seen=now,
         )
         for info in infos

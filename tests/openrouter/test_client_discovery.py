@@ -55,6 +55,8 @@ def test_endpoints_old_shape_gemini(httpserver: HTTPServer, client: OpenRouterCl
     assert isinstance(vertex.supported_parameters, tuple)
     assert vertex.status == 0
     assert vertex.raw["pricing"]["image"] == "0.00516"
+    # The model's input modalities, as the capture's architecture lists them.
+    assert vertex.input_modalities == studio.input_modalities == ("text", "image", "file")
 
 
 def test_endpoints_without_tag_derive_the_slug_from_the_name(

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from canary.services.rounds import endpoints_sync
 from openrouter.client import OpenRouterClient
-from routing.discovery import output_modes, route_name, routes_sync
+from routing.discovery import output_modes, route_modalities, route_name, routes_sync
 from routing.models import Route
 from routing.services import contracts_load_file
 
@@ -44,6 +44,24 @@ def test_every_discovered_endpoint_becomes_a_disabled_pinned_route(start_sim, de
     # A second run changes nothing.
     again = routes_sync(MODEL)
     assert (again.created, again.updated, again.disabled) == ([], [], [])
+
+
+@pytest.mark.django_db
+def test_a_new_route_accepts_what_the_listing_says_the_model_takes_in(start_sim, default_fleet):
+    vision = copy.deepcopy(default_fleet)
+    vision["models"][0]["input_modalities"] = ["text", "image"]
+    discover(start_sim(vision))
+    routes_sync(MODEL)
+    assert {tuple(r.modalities) for r in Route.objects.filter(model_id=MODEL)} == {("text", "image")}
+    # Modalities are the admin's once the route exists: a later listing does not change them.
+    Route.objects.filter(provider_tag="gale/fp8").update(modalities=["text"])
+    routes_sync(MODEL)
+    assert Route.objects.get(provider_tag="gale/fp8").modalities == ["text"]
+
+
+def test_a_new_routes_modalities_keep_the_ones_contracts_name_and_always_text():
+    assert route_modalities(["image", "file", "TEXT", "audio"]) == ["text", "image", "audio"]
+    assert route_modalities([]) == route_modalities(None) == ["text"]
 
 
 @pytest.mark.django_db
