@@ -55,6 +55,12 @@ MAX_TTFT_MS = 3_600_000
 # Padding costs about 250 bytes of plan and one send per unit: one unit a second over the
 # one-hour bound is 3600 (shipped fleets use at most 4).
 MAX_PADDING_UNITS = 3600
+# A stream slower than a token every 100 s never ends inside any client's limits (1e-300
+# sent one token and then held the connection for ever).
+MIN_TOKENS_PER_S = 0.01
+# A leading-garbage fragment is junk glued to a reply's start (the field saw 1 to 5
+# characters); a megabyte one only made the simulator cut it into deltas for minutes.
+MAX_FRAGMENT_CHARS = 200
 
 # Used with ``fullmatch`` only: ``$`` would also match before a final newline, and a tag
 # "atlas/fp8\n" would be stored and then probed as an address no listing serves.
@@ -224,11 +230,15 @@ class Fleet:
     models: tuple[Model, ...]
 
     def model(self, model_id: str) -> Model | None:
-        """The model with this id, or None."""
+        """The model with this id, or None; an exact match first, then one that differs
+        only in case (the canary asks for ids in their canonical lower case)."""
+        folded = None
         for model in self.models:
             if model.id == model_id:
                 return model
-        return None
+            if folded is None and model.id.casefold() == model_id.casefold():
+                folded = model
+        return folded
 
 
 def load_fleet(path: str | Path) -> Fleet:
@@ -413,6 +423,8 @@ def _ttft_bound(raw: Any, path: str) -> float:
 def _tokens_per_s(raw: Any, path: str, p: _Problems) -> float:
     if not _is_number(raw) or raw <= 0:
         raise FleetError(path, f"must be a positive number, got {_show(raw)}")
+    if raw < MIN_TOKENS_PER_S:
+        raise FleetError(path, f"must be at least {MIN_TOKENS_PER_S} (a token every 100 s), got {_show(raw)}")
     return float(raw)
 
 
@@ -430,7 +442,14 @@ def _leading_garbage(raw: Any, path: str, p: _Problems) -> LeadingGarbage:
 def _fragments(raw: Any, path: str, p: _Problems) -> tuple[str, ...]:
     if isinstance(raw, list) and not raw:
         raise FleetError(path, "must list at least one fragment")
-    return _strings(raw, path, p)
+    return tuple(p.check(_fragment, item, f"{path}[{i}]", "") for i, item in enumerate(_array(raw, path)))
+
+
+def _fragment(raw: Any, path: str) -> str:
+    text = _string(raw, path)
+    if len(text) > MAX_FRAGMENT_CHARS:
+        raise FleetError(path, f"must be at most {MAX_FRAGMENT_CHARS} characters (junk glued to a reply's start), got {len(text)}")
+    return text
 
 
 def _language_drift(raw: Any, path: str, p: _Problems) -> LanguageDrift:

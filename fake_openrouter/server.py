@@ -57,8 +57,9 @@ _HANG_POLL_S = 0.05
 class FleetSource:
     """The fleet file and the last good fleet read from it.
 
-    ``current()`` re-reads the file when its (mtime, size, inode) changed; an invalid new file
-    is reported on stderr and the last good fleet keeps serving.
+    ``current()`` re-reads the file when its (mtime, size, inode) changed; an invalid new file,
+    or the file's disappearance, is reported on stderr (once) and the last good fleet keeps
+    serving.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -76,6 +77,11 @@ class FleetSource:
     def current(self) -> Fleet:
         """The fleet to serve now (reloaded first if the file changed)."""
         signature = self._stat()
+        if signature is None and self._signature is not None:
+            # Said once, when the file goes (deleted or unreadable); its return reloads.
+            self._signature = None
+            sys.stderr.write(f"fake_openrouter: the fleet file {self.path} is gone, keeping the last good fleet\n")
+            sys.stderr.flush()
         if signature is not None and signature != self._signature:
             self._signature = signature
             try:

@@ -142,3 +142,14 @@ def test_padding_above_its_bound_is_refused_and_the_bound_itself_accepted() -> N
     ]
     loaded = fleet_from_dict(fleet(endpoint("a/x", wire={"padding": MAX_PADDING_UNITS})))
     assert loaded.models[0].endpoints[0].wire.padding == MAX_PADDING_UNITS
+
+
+@pytest.mark.parametrize(("faults", "where", "says"), [
+    ({"tokens_per_s": 1e-300}, "faults.tokens_per_s", "must be at least 0.01 (a token every 100 s), got 1e-300"),
+    ({"leading_garbage": {"rate": 1, "fragments": ["x" * 201]}}, "faults.leading_garbage.fragments[0]",
+     "must be at most 200 characters (junk glued to a reply's start), got 201"),
+])
+def test_a_stream_that_never_ends_or_a_megabyte_fragment_is_refused(faults, where, says):
+    with pytest.raises(FleetError) as info:
+        fleet_from_dict(fleet(endpoint("a/x", faults=faults)))
+    assert (f"models[0].endpoints[0].{where}", says) in info.value.errors

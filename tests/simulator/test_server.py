@@ -143,6 +143,27 @@ def test_a_changed_fleet_file_is_served_from_the_next_request(
     assert f"the changed fleet file {sim.fleet_path} is invalid, keeping the last good fleet" in err
 
 
+def test_a_deleted_fleet_file_is_said_once_and_the_last_fleet_keeps_serving(
+    thread_sim: Start, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sim = thread_sim(fleet(endpoint("host/fp8")))
+    sim.fleet_path.unlink()
+    assert sim.chat("host/fp8").status_code == 200
+    assert sim.chat("host/fp8").status_code == 200
+    err = capsys.readouterr().err
+    assert err.count(f"the fleet file {sim.fleet_path} is gone, keeping the last good fleet") == 1
+    sim.write_fleet(fleet(endpoint("host/fp8", faults={"mojibake": {"rate": 1.0}})))
+    assert "Ã" in content_of(sim.chat("host/fp8"))  # back: read again
+
+
+def test_a_model_is_found_by_its_id_in_any_case(thread_sim: Start) -> None:
+    data = fleet(endpoint("host/fp8"))
+    data["models"][0]["id"] = MODEL.upper()
+    sim = thread_sim(data)
+    listing = sim.client.get(f"/models/{MODEL.lower()}/endpoints")
+    assert listing.status_code == 200 and listing.json()["data"]["endpoints"][0]["tag"] == "host/fp8"
+
+
 def test_a_timeout_hangs_without_blocking_other_requests(thread_sim: Start) -> None:
     sim = thread_sim(
         fleet(endpoint("hang/fp8", faults={"timeout": {"rate": 1.0}}), endpoint("ok/fp8"))
