@@ -193,7 +193,11 @@ class OpenRouterClient:
         status, body = self._get(path, DiscoveryError)
         if status != 200:
             text = excerpt(body.decode("utf-8", errors="replace"))
-            raise DiscoveryError(f"GET {path} returned HTTP {status}: {text}", status=status, body_excerpt=text)
+            hint = ""
+            if status == 404 and not self.base_url.rstrip("/").endswith("/api/v1"):
+                # OpenRouter's API lives under /api/v1: without it every path is a 404.
+                hint = f" (the base URL {self.base_url} does not end in /api/v1: is OPENROUTER_BASE_URL missing it?)"
+            raise DiscoveryError(f"GET {path} returned HTTP {status}{hint}: {text}", status=status, body_excerpt=text)
         return parse_endpoints_body(body)
 
     def get_generation(self, generation_id: str) -> dict[str, Any]:

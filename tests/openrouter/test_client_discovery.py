@@ -250,3 +250,17 @@ def test_list_endpoints_checks_the_model_id_before_sending(httpserver: HTTPServe
         with pytest.raises(ValueError):
             client.list_endpoints(bad)
     assert httpserver.log == []  # nothing was sent
+
+
+def test_a_404_from_a_base_url_without_api_v1_says_what_is_likely_missing(httpserver: HTTPServer) -> None:
+    httpserver.expect_request("/models/a/b/endpoints").respond_with_data("Not Found", status=404)
+    with OpenRouterClient(base_url=httpserver.url_for("/"), api_key="sk-or-test") as bare:
+        with pytest.raises(DiscoveryError, match=r"does not end in /api/v1: is OPENROUTER_BASE_URL missing it\?"):
+            bare.list_endpoints("a/b")
+
+
+def test_a_404_under_api_v1_gives_no_such_hint(httpserver: HTTPServer, client: OpenRouterClient) -> None:
+    httpserver.expect_request("/api/v1/models/a/b/endpoints").respond_with_data("Not Found", status=404)
+    with pytest.raises(DiscoveryError) as info:
+        client.list_endpoints("a/b")
+    assert "OPENROUTER_BASE_URL" not in str(info.value)
