@@ -226,7 +226,8 @@ class RequestRun:
                 record.validation = "; ".join(filter(None, (record.validation, language.summary("answer"))))
                 problems += [language.failed] if language.failed else []
             if problems:
-                failure = validation_failure(problems)
+                cut = caused_by_request(outcome.answer.finish_reason, self.client_max_tokens)
+                failure = validation_failure(problems, caller_max_tokens=self.client_max_tokens if cut else None)
                 record.status = "rejected"
         else:
             assert outcome.signal is not None

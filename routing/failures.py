@@ -247,6 +247,13 @@ def classify(signal: Signal) -> Failure:
     return Failure(FailureClass.TRANSIENT, reason, signal.message or signal.kind, http_status=signal.http_status)
 
 
-def validation_failure(problems: list[str] | tuple[str, ...]) -> Failure:
-    """The failure for an answer that arrived whole but broke the contract (issue point 7)."""
-    return Failure(FailureClass.INVALID_RESPONSE, "validation", "; ".join(problems)[:500])
+def validation_failure(problems: list[str] | tuple[str, ...], *, caller_max_tokens: int | None = None) -> Failure:
+    """The failure for an answer that arrived whole but broke the contract (issue point 7).
+    ``caller_max_tokens``: the answer was cut at the request's own ``max_tokens`` (finish
+    reason ``length``; ``request_check.caused_by_request``): the reason and the message
+    say so (``truncated_by_max_tokens``), so the caller reads what to change."""
+    message = "; ".join(problems)
+    if caller_max_tokens is not None:
+        message = f"cut at the request's own max_tokens ({caller_max_tokens}); raise it: {message}"
+        return Failure(FailureClass.INVALID_RESPONSE, "truncated_by_max_tokens", message[:500])
+    return Failure(FailureClass.INVALID_RESPONSE, "validation", message[:500])
