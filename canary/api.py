@@ -50,6 +50,9 @@ def api_get(view: Any) -> Any:
 def _guard(request: HttpRequest) -> tuple[str | None, JsonResponse | None]:
     if not service_token_verify(request.headers.get("Authorization")):
         return None, api_error(401, "a valid service token is required: Authorization: Bearer <token>")
+    if len(request.GET.getlist("model")) > 1:
+        # One list per request: the last of several would be a silent choice.
+        return None, api_error(400, "query parameter 'model' is given more than once; ask for one model per request")
     model_id = (request.GET.get("model") or "").strip()
     if not model_id:
         return None, api_error(400, "query parameter 'model' is required, e.g. ?model=meta-llama/llama-3.3-70b-instruct")

@@ -55,7 +55,8 @@ def _forget_verified() -> None:
 def service_token_issue(name: str, *, now: datetime | None = None) -> tuple[ServiceToken, str]:
     """Create a token for service ``name``; returns the row and the token, shown once.
 
-    Raises ValueError when the name is empty, longer than 150 characters or already has a
+    Raises ValueError when the name is empty, longer than 150 characters, not printable text
+    with a letter or digit (line breaks, tabs, invisible characters), or already has a
     valid token (rotate it instead). A name whose tokens are all revoked can be issued again.
     """
     now = now or timezone.now()
@@ -64,6 +65,9 @@ def service_token_issue(name: str, *, now: datetime | None = None) -> tuple[Serv
         raise ValueError("a service token needs a name")
     if len(name) > NAME_MAX:
         raise ValueError(f"a service token name has at most {NAME_MAX} characters, got {len(name)}")
+    if not name.isprintable() or any(c.isspace() and c != " " for c in name) or not any(c.isalnum() for c in name):
+        # A name is read in lists and logs: no line breaks, tabs or invisible characters.
+        raise ValueError(f"a service token name is printable text with a letter or digit, got {name!r}")
     if ServiceToken.objects.filter(_live(now), name=name).exists():
         raise ValueError(f"a service token named {name!r} already exists: rotate or revoke it")
     token, digest = _new_token()

@@ -57,17 +57,22 @@ def _render(reply: GatewayReply, *, stream: bool) -> HttpResponse | StreamingHtt
     return response
 
 
+# How much of a bad header an error repeats (a 20 KB header came back whole).
+SHOWN_MAX = 120
+
+
 def parse_contract_header(value: str | None) -> tuple[str, int]:
     """``"invoice-extract@3"`` -> ("invoice-extract", 3). Raises ValueError with a message."""
     if not value:
         raise ValueError(f"the {HEADER_CONTRACT} header is required: <contract name>@<version>")
     name, sep, version = value.strip().rpartition("@")
+    shown = repr(value) if len(value) <= SHOWN_MAX else f"{value[:SHOWN_MAX]!r}... ({len(value)} characters)"
     if "@" in name:
         # A contract name has no '@' (routing.contracts): the server joined two headers.
-        raise ValueError(f"{HEADER_CONTRACT} names one contract, <contract name>@<version>; got {value!r} "
+        raise ValueError(f"{HEADER_CONTRACT} names one contract, <contract name>@<version>; got {shown} "
                          f"(was the header sent twice?)")
     if not sep or not name or not version.isdigit() or int(version) < 1:
-        raise ValueError(f"{HEADER_CONTRACT} must be <contract name>@<version>, e.g. invoice-extract@3; got {value!r}")
+        raise ValueError(f"{HEADER_CONTRACT} must be <contract name>@<version>, e.g. invoice-extract@3; got {shown}")
     return name, int(version)
 
 

@@ -79,6 +79,13 @@ def test_missing_model_is_a_clear_400(live_server, token):
     assert "model" in r.json()["error"]["message"]
 
 
+def test_a_model_given_twice_is_a_400_not_a_silent_choice(live_server, token):
+    r = httpx.get(f"{live_server.url}/api/v1/routing/ignore", params=[("model", MODEL), ("model", "a/b")],
+                  headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 400
+    assert r.json()["error"]["message"] == "query parameter 'model' is given more than once; ask for one model per request"
+
+
 def test_a_revoked_token_is_refused(live_server):
     _, token = service_token_issue("old-backend")
     service_token_revoke("old-backend", reason="retired")

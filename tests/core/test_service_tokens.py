@@ -92,3 +92,11 @@ def test_list_shows_names_creation_last_use_and_state():
     batch = [line for line in lines if line.startswith("batch")]
     assert len(batch) == 2 and all("revoked" in line and line.endswith(": retired") for line in batch)
     assert all(" - " in line for line in batch)  # never used
+
+
+@pytest.mark.parametrize("name", ["backend\nprod", "back\tend", "\u200b", "---"])
+def test_a_name_that_would_garble_lists_and_logs_is_refused(name):
+    with pytest.raises(ValueError, match="printable text with a letter or digit"):
+        service_token_issue(name)
+    assert not ServiceToken.objects.exists()
+    service_token_issue("product backend-2")  # spaces and punctuation beside letters are fine

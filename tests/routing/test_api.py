@@ -96,6 +96,8 @@ def test_retry_after_when_every_route_is_suppressed(client, gateway_env):
         ({"HTTP_X_ROUTING_CONTRACT": "nope@1"}, BODY, 404, "no contract nope@1"),
         # Two headers, as a WSGI server joins them: one contract is asked for, not a 404.
         ({"HTTP_X_ROUTING_CONTRACT": "chat@1,chat@2"}, BODY, 400, "names one contract"),
+        # A huge bad header is named, not echoed whole.
+        ({"HTTP_X_ROUTING_CONTRACT": "x" * 20_000}, BODY, 400, "... (20000 characters)"),
         ({"HTTP_X_EXPECTED_LANGUAGE": "xx"}, BODY, 400, "X-Expected-Language: unknown language 'xx'; expected one of"),
         ({"HTTP_X_EXPECTED_LANGUAGE": "klingon"}, BODY, 400, "(a region may follow, as in pt-BR)"),
         ({}, {"messages": []}, 400, "messages: a non-empty list"),
