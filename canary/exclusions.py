@@ -46,6 +46,9 @@ TARGET_MAX = 200  # Exclusion.target's length
 # bound (its OpenAPI maxItems), and what the product backend's client accepts
 # (routing/client.py, max_entries); a longer list would leave backends on a stale one.
 IGNORE_LIST_MAX_ENTRIES = 10_000
+# An incident exclusion is temporary by definition: at most this long (the admin's action
+# form and its add form alike); a longer one is a reviewed exclusion.
+INCIDENT_MAX_HOURS = 24 * 30
 
 
 def target_normalise(target: str) -> str:

@@ -17,6 +17,7 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 
 from canary import dashboards
+from canary.exclusions import INCIDENT_MAX_HOURS
 from canary.reasons import ApplyFn, ReasonForm, reasons_apply
 
 PERM_ADD_INCIDENT = "canary.add_exclusion"
@@ -55,7 +56,7 @@ class IncidentExclusionActionForm(ReasonActionForm):
     """Reason plus the expiry of an incident exclusion (hours from now)."""
 
     expires_in_hours = forms.IntegerField(
-        min_value=1, max_value=24 * 30, initial=INCIDENT_DEFAULT_HOURS, label="Expires in (hours)"
+        min_value=1, max_value=INCIDENT_MAX_HOURS, initial=INCIDENT_DEFAULT_HOURS, label="Expires in (hours)"
     )
     evidence_url = forms.URLField(required=False, label="Evidence URL (incident, ticket)", assume_scheme="https")
 

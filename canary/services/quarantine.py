@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from canary import policy
 from canary.db import rows_update
-from canary.exclusions import target_matches, target_normalise
+from canary.exclusions import INCIDENT_MAX_HOURS, target_matches, target_normalise
 from canary.models import (
     Decision,
     Endpoint,
@@ -261,7 +261,9 @@ def exclusion_add(
 
     ``model_id`` is stored in its canonical lower-case form (``core.identifiers``).
     Raises QuarantineError for a malformed model id, an unknown layer, a malformed target,
-    a blank reason, or an expiry in the past.
+    a blank reason, an expiry in the past, an incident without an expiry or expiring more
+    than ``INCIDENT_MAX_HOURS`` ahead, or an incident on a target the model's incident
+    layer excludes already (one row per incident: extend or remove that one).
     """
     try:
         model_id = validate_model_id(model_id)
@@ -277,7 +279,22 @@ def exclusion_add(
         raise QuarantineError(str(exc)) from exc
     if expires_at is not None and expires_at <= now:
         raise QuarantineError("the expiry must be in the future")
+    if layer == Layer.INCIDENT:
+        if expires_at is None:
+            raise QuarantineError("an incident exclusion needs an expiry")
+        if expires_at > now + timedelta(hours=INCIDENT_MAX_HOURS):
+            raise QuarantineError(f"an incident exclusion expires within {INCIDENT_MAX_HOURS // 24} days; "
+                                  f"a longer one is a reviewed exclusion")
     with transaction.atomic():
+        if layer == Layer.INCIDENT:
+            existing = (
+                Exclusion.objects.select_for_update()
+                .filter(model_id=model_id, layer=layer, target=normalised, active=True, expires_at__gt=now)
+                .first()
+            )
+            if existing is not None:
+                raise QuarantineError(f"{normalised} is already excluded by incident #{existing.pk} until "
+                                      f"{existing.expires_at:%Y-%m-%d %H:%M} UTC: remove it first to change it")
         row = Exclusion.objects.create(
             model_id=model_id, layer=layer, target=normalised, reason=reason, evidence_url=evidence_url,
             created_by=actor, created_at=now, expires_at=expires_at, source_file=source_file,

@@ -22,7 +22,7 @@ from canary.models import (
     ModelConfig,
 )
 from canary.services.ignore_list import ignore_list_get
-from canary.services.quarantine import exclusion_add
+from canary.services.quarantine import QuarantineError, exclusion_add
 from core.models import ServiceToken
 from core.tokens import token_hash
 
@@ -298,3 +298,25 @@ def test_revoking_a_service_token_in_the_admin_asks_for_a_reason(staff, db):
 
 def test_viewers_cannot_issue_service_tokens(viewer: Client, db):
     assert viewer.get(reverse("admin:core_servicetoken_add")).status_code == 403
+
+
+@pytest.mark.parametrize(("expires_in", "says"), [
+    (None, "an incident exclusion needs an expiry"),
+    (timedelta(days=31), "an incident exclusion expires within 30 days; a longer one is a reviewed exclusion"),
+])
+def test_an_incident_exclusion_is_temporary_in_every_door(day_history, expires_in, says):
+    now = timezone.now()
+    with pytest.raises(QuarantineError, match=says):
+        exclusion_add(day_history, "incident", "gale", actor="bob", reason="x", now=now,
+                      expires_at=None if expires_in is None else now + expires_in)
+
+
+def test_a_second_incident_on_an_excluded_target_is_refused_naming_the_first(operator: Client, day_history):
+    now = timezone.now()
+    first = exclusion_add(day_history, "incident", "gale", actor="bob", reason="broken JSON", now=now, expires_at=now + timedelta(hours=2))
+    with pytest.raises(QuarantineError, match=f"gale is already excluded by incident #{first.pk} until"):
+        exclusion_add(day_history, "incident", "Gale", actor="ana", reason="broken JSON too", now=now, expires_at=now + timedelta(hours=5))
+    assert Exclusion.objects.filter(layer="incident", target="gale").count() == 1
+    # Once it has expired (or was removed), a new incident may exclude it again.
+    later = now + timedelta(hours=3)
+    exclusion_add(day_history, "incident", "gale", actor="ana", reason="again", now=later, expires_at=later + timedelta(hours=1))
