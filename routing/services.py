@@ -131,8 +131,13 @@ def _contracts_load_one(path: str | Path, actor: str) -> list[ContractVersion]:
             same = latest is not None and (
                 {k: v for k, v in latest.spec.items() if k != "version"} == {k: v for k, v in entry.items() if k != "version"}
             )
+            assigned = latest.version if same and latest else (latest.version + 1 if latest else 1)
+            if not same and isinstance(entry.get("name"), str):
+                # A bad value is named before the version: the version check would
+                # otherwise speak first of a changed contract whose change is the mistake.
+                contract_from_dict({**entry, "version": assigned})
             if isinstance(entry.get("name"), str):
-                file_version_check(entry, latest.version if same and latest else (latest.version + 1 if latest else 1))
+                file_version_check(entry, assigned)
             if same:
                 continue
             created.append(contract_version_create(dict(entry), actor=actor, note=f"loaded from {Path(path).name}"))

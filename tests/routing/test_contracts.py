@@ -238,3 +238,14 @@ def test_a_contract_expects_one_of_the_languages_the_judge_reads(language, read,
 def test_a_time_past_an_hour_is_refused_naming_the_field(key):
     with pytest.raises(ContractError, match=f"{key}: at most 3600 s \\(an hour\\), got 1e\\+300"):
         contract_from_dict({**ROLEPLAY, key: 1e300})
+
+
+@pytest.mark.django_db
+def test_a_bad_value_in_a_changed_contract_is_named_before_its_version(tmp_path):
+    path = tmp_path / "contracts.json"
+    path.write_text(json.dumps([INVOICE]))
+    contracts_load_file(path)
+    # The edit is the mistake, and the version was not bumped: the value is what to fix.
+    path.write_text(json.dumps([{**INVOICE, "deadline_s": -3}]))
+    with pytest.raises(ContractError, match=re.escape("contracts.json entry 0: deadline_s: must be > 0, got -3")):
+        contracts_load_file(path)
