@@ -540,9 +540,9 @@ def _object(
 ) -> Mapping[str, Any]:
     """``raw`` as a mapping; its unknown and missing keys are recorded in ``p``. Raises
     FleetError when it is not an object (nothing inside can be checked)."""
-    where = path or "fleet"
     if not isinstance(raw, dict):
-        raise FleetError(path, f"{where} must be an object, got {_show(raw)}")
+        # The path is said once, by the error's "path: " (the whole file has none).
+        raise FleetError(path, f"{'must' if path else 'fleet must'} be an object, got {_show(raw)}")
     p.found.extend((_join(path, key), "unknown key") for key in raw if key not in required and key not in optional)
     p.found.extend((_join(path, key), "required key is missing") for key in required if key not in raw)
     return cast(Mapping[str, Any], raw)

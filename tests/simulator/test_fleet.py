@@ -163,6 +163,9 @@ def test_top_level_errors_name_their_path() -> None:
     assert refusal({"seed": 7}) == "models: required key is missing"
     assert refusal({"seed": 7, "models": [], "extra": 1}) == "extra: unknown key"
     assert refusal([]).startswith("fleet must be an object")
+    data = fleet(endpoint("a/x"))
+    data["models"][0]["endpoints"][0]["faults"] = None
+    assert refusal(data) == "models[0].endpoints[0].faults: must be an object, got null"
     two = fleet(endpoint("a/x"))
     two["models"].append(copy.deepcopy(two["models"][0]))
     assert refusal(two).startswith("models[1].id: duplicate model id")
