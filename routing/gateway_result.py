@@ -116,7 +116,8 @@ class Committed:
     """A streamed answer past its commit point (``GatewayResult.committed``).
 
     ``deltas()`` yields the content deltas as the upstream sent them (``{"content": ...}``
-    and/or ``{"tool_calls": [...]}``): the held ones first, then each as it arrives. When
+    and/or ``{"tool_calls": [...]}``): the held ones first, then each as it arrives;
+    ``batches()`` yields the same deltas grouped by the upstream read that carried them. When
     the stream ends, ``result`` is the request's final ``GatewayResult`` (accepted,
     ``failed_after_commit``/``rejected_after_commit``, or ``cancelled``), already emitted
     to the event sink. Closing the generator early (the client left) cuts the upstream
@@ -137,7 +138,10 @@ class Committed:
         self.result: GatewayResult | None = None
         self.sent = 0
 
-    def deltas(self) -> Iterator[dict[str, Any]]:
+    def batches(self) -> Iterator[list[dict[str, Any]]]:
+        """The content deltas in the batches they became available: the held ones
+        together, then those decoded from each upstream read (one read often carries
+        several events), each batch as soon as its read is folded. Never empty."""
         live, reader = self._live, self._reader
         pending = live.stream.events
         assert pending is not None
@@ -149,9 +153,8 @@ class Committed:
                 if pending:
                     batch = list(pending)
                     pending.clear()
-                    for event in batch:
-                        self.sent += 1
-                        yield event
+                    self.sent += len(batch)
+                    yield batch
                 if finished:
                     break
                 finished = next(reader, _END) is _END
@@ -162,6 +165,11 @@ class Committed:
             live.close()
         if self.result is None:
             self.result = self._settle(False, self.sent)
+
+    def deltas(self) -> Iterator[dict[str, Any]]:
+        """The content deltas one by one (``batches`` flattened)."""
+        for batch in self.batches():
+            yield from batch
 
     def cancel(self) -> None:
         """The client is gone: cut the upstream request, record the request cancelled."""
