@@ -396,10 +396,11 @@ def claim_lease_s() -> float:
     """How long a "claimed" key may run before ``ledger_sweep`` takes its process for
     dead (s): ``ROUTING_CLAIM_LEASE_S``, and never less than the longest ``deadline_s``
     of any stored contract version plus ``CLAIM_LEASE_MARGIN_S``."""
+    # A spec without deadline_s has the contract's default one.
     deadlines = [
-        float(spec.get("deadline_s", 30.0))
+        float(spec.get("deadline_s", Contract.deadline_s))
         for spec in ContractVersion.objects.values_list("spec", flat=True)
-        if isinstance(spec, dict) and isinstance(spec.get("deadline_s", 30.0), int | float)
+        if isinstance(spec, dict) and isinstance(spec.get("deadline_s", Contract.deadline_s), int | float)
     ]
     return max([float(settings.ROUTING_CLAIM_LEASE_S), *(d + CLAIM_LEASE_MARGIN_S for d in deadlines)])
 
