@@ -190,6 +190,10 @@ class LoopOpenRouterClient(OpenRouterClient):
         except aiohttp.ServerTimeoutError:
             self._mark_sent(ctx, marks, called)
             return ctx.call(kind="timeout", message=f"no response headers within {timeout.sock_read}s")
+        except aiohttp.ClientResponseError as exc:
+            # The status line arrived, but what followed did not parse (a bad chunk size).
+            self._mark_sent(ctx, marks, called)
+            return ctx.call(kind="reset", message=f"the response could not be read: {_one_line(exc.message) or type(exc).__name__}")
         except (aiohttp.ClientError, OSError) as exc:
             self._mark_sent(ctx, marks, called)
             return ctx.call(kind="reset", message=f"connection closed before a response: {broken_reason(exc)}")
@@ -289,6 +293,13 @@ class LoopOpenRouterClient(OpenRouterClient):
             if isinstance(reasons, list) and reasons:
                 message = f"{message} (reasons: {', '.join(str(r) for r in reasons)})"
         return ctx.call(kind=status_kind(status, error), error=error, message=message, body=raw)
+
+
+def _one_line(message: object) -> str:
+    """aiohttp's parser message on one line, without its caret line ("Invalid character in
+    chunk size: b'zz'")."""
+    lines = (line.strip() for line in str(message or "").splitlines())
+    return " ".join(line for line in lines if line and set(line) != {"^"})
 
 
 def broken_reason(exc: BaseException) -> str:

@@ -72,3 +72,14 @@ def test_a_stream_cut_mid_body_reads_as_a_plain_reason_not_aiohttps_internals(sc
         "connection closed before [DONE]: the chunked body ended early (the connection was closed or reset mid-stream)",
         "connection closed before [DONE]: [Errno 104] Connection reset by peer",
     )
+
+
+def test_a_chunk_size_that_does_not_parse_is_named_not_read_as_a_closed_connection(scripted: ScriptedServer) -> None:
+    def script(sock: socket.socket) -> None:
+        sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n")
+
+    scripted.script = script
+    with LoopOpenRouterClient(base_url=scripted.base_url) as client:
+        call = pinned(client, stream=True)
+    assert call.transport_kind == "reset"
+    assert call.error_message == "the response could not be read: Invalid character in chunk size: b'zz'"
