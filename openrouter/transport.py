@@ -238,9 +238,9 @@ class AttemptHandle:
         self._socket: socket.socket | None = None
         self.reason: str | None = None
 
-    def attach(self, response: httpx.Response) -> None:
-        stream: Any = response.extensions.get("network_stream")
-        sock = stream.get_extra_info("socket") if stream is not None else None
+    def attach(self, sock: socket.socket | None) -> None:
+        """Watch ``sock``, the request's connection (None: nothing to cut); a cut that came
+        before it shuts it down at once."""
         with self._lock:
             self._socket = sock
             if self.reason is not None:

@@ -1,7 +1,8 @@
 """The gateway's one HTTP path to a route: send one attempt, watch its clocks, report.
 
-One shared ``httpx.HTTPTransport`` per process with ``retries=0`` (the gateway owns
-retries and nothing below it retries: retries at a single point). Every attempt is streamed upstream, so the first content byte is observable:
+One shared connection pool per process (``openrouter.http1``, which never retries: the
+gateway owns retries, at a single point). Every attempt is streamed upstream, so the
+first content byte is observable:
 
 - no response headers within the first-token limit: the socket read timeout fires;
 - headers, then keep-alive comments but no content by the first-token limit: the
@@ -23,19 +24,21 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from openrouter.errors import parse_error_body, parse_retry_after
+from openrouter.http1 import (
+    ConnectionLost,
+    Pool,
+    Response,
+    SendFailed,
+    Target,
+    TimedOut,
+    WireError,
+    parse_url,
+    request_head,
+)
 from openrouter.jsonbody import InvalidBodyError, TooLargeError
 from openrouter.sse import DEFAULT_MAX_LINE_BYTES
-from openrouter.transport import (
-    DEFAULT_MAX_REPLY_BYTES,
-    AttemptHandle,
-    Watchdog,
-    pooled_transport,
-    read_capped,
-    silence_label,
-)
+from openrouter.transport import DEFAULT_MAX_REPLY_BYTES, AttemptHandle, Watchdog, silence_label
 from routing.deadline import AttemptTimes
 from routing.failures import Signal
 from routing.selection import RouteProfile
@@ -70,12 +73,9 @@ class Upstream:
     line (settings ``OPENROUTER_MAX_REPLY_BYTES``, ``OPENROUTER_MAX_LINE_BYTES``).
     ``clock``: monotonic seconds.
 
-    Requests go straight to one ``httpx.HTTPTransport`` (httpcore's pool), not through an
-    ``httpx.Client``: the client's layers (auth and redirect flows, a cookie jar filled
-    from every response, header and URL merging, a wrapped stream) cost about 0.2 ms of
-    CPU per request and do nothing here (no auth flow, no redirects, and an upstream's
-    cookies must not ride along on later requests). httpx's exception types, timeouts and
-    pool are the same.
+    Requests go through ``openrouter.http1`` (its docstring gives the measurements): no
+    auth or redirect flows, no cookie jar (an upstream's cookies must not ride along on
+    later requests), and each route's request line and headers rendered once.
     """
 
     def __init__(
@@ -98,40 +98,34 @@ class Upstream:
         self.max_line_bytes = max_line_bytes
         self._clock = clock
         self._watchdog = watchdog or Watchdog(clock)
-        self._transport = pooled_transport(max_connections=max_connections)
-        # httpx.Client's default headers (gzip and deflate are decoded without extras),
-        # then the caller's, then the chat request's own.
+        self._pool = Pool(max_connections=max_connections)
+        # The decoded content-codings, then the caller's headers, then the chat request's own.
         self._base_headers = {
-            "Accept-Encoding": "gzip, deflate", "Connection": "keep-alive", "User-Agent": f"python-httpx/{httpx.__version__}",
+            "Accept-Encoding": "gzip, deflate", "Connection": "keep-alive", "User-Agent": "reverie-ops-gateway/1",
             **(headers or {}),
             "Content-Type": "application/json", "Accept": "text/event-stream",
         }
-        # Parsed URLs and header sets, built once per route base URL and per API key.
-        self._urls: dict[str, httpx.URL] = {}
-        self._headers: dict[str, httpx.Headers] = {}
+        # Parsed URLs and rendered request heads, once per route base URL and API key.
+        self._prepared: dict[tuple[str, str], tuple[Target, bytes]] = {}
 
     def close(self) -> None:
-        self._transport.close()
+        self._pool.close()
 
     def url_for(self, route: RouteProfile) -> str:
         return (route.base_url or self.default_base_url).rstrip("/") + "/chat/completions"
 
-    def _url(self, route: RouteProfile) -> httpx.URL:
-        """The route's parsed URL (raises ``httpx.InvalidURL`` for a malformed one)."""
-        raw = self.url_for(route)
-        url = self._urls.get(raw)
-        if url is None:
-            url = self._urls[raw] = httpx.URL(raw)
-        return url
-
-    def _headers_for(self, key: str) -> httpx.Headers:
-        headers = self._headers.get(key)
-        if headers is None:
-            merged = dict(self._base_headers)
+    def _prepare(self, route: RouteProfile) -> tuple[Target, bytes]:
+        """The route's parsed URL and request head; raises ``SendFailed`` for a malformed
+        URL or a header that cannot be sent (an API key with a line break)."""
+        raw, key = self.url_for(route), route.api_key or self.api_key
+        prepared = self._prepared.get((raw, key))
+        if prepared is None:
+            target = parse_url(raw)
+            headers = dict(self._base_headers)
             if key:
-                merged["Authorization"] = f"Bearer {key}"
-            headers = self._headers[key] = httpx.Headers(merged)
-        return headers
+                headers["Authorization"] = f"Bearer {key}"
+            prepared = self._prepared[(raw, key)] = (target, request_head("POST", target, headers))
+        return prepared
 
     def attempt(
         self,
@@ -171,7 +165,6 @@ class Upstream:
         start = self._clock()
         attempt_end = start + times.timeout_s
         pool_s = min(self.connect_timeout_s, times.first_token_s)
-        timeout = {"connect": pool_s, "read": times.first_token_s, "write": times.timeout_s, "pool": pool_s}
 
         def failed(kind: Any, message: str, status: int | None = None, **kw: Any) -> AttemptOutcome:
             return AttemptOutcome(
@@ -182,27 +175,25 @@ class Upstream:
         if handle.reason is not None:
             return failed("timeout", f"attempt {handle.reason} before it was sent")
         try:
-            # Headers are copied by the request (it adds Host and Content-Length).
-            request = httpx.Request("POST", self._url(route), content=body,
-                                    headers=self._headers_for(route.api_key or self.api_key),
-                                    extensions={"timeout": timeout})
-            response = self._transport.handle_request(request)
-        except (httpx.ConnectTimeout, httpx.ConnectError, httpx.PoolTimeout, httpx.ProxyError) as exc:
-            # Nothing left this process: no output can exist, so a same-route retry is safe.
-            return failed("connect", f"could not connect: {type(exc).__name__}: {exc}")
-        except httpx.TimeoutException:
-            return failed("timeout", f"no response headers within {times.first_token_s:.2f} s")
-        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-            return failed("reset", f"connection closed before a response: {exc}")
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            # Anything else (a route's malformed base URL, an unsupported scheme): the
+            target, head = self._prepare(route)
+        except SendFailed as exc:
+            # A route's malformed base URL, an unsupported scheme, an unsendable key: the
             # request never left; never a crash.
-            return failed("connect", f"request could not be sent: {type(exc).__name__}: {exc}")
-        response.request = request
+            return failed("connect", f"request could not be sent: {exc}")
+        try:
+            response = self._pool.request(target, head, body, connect_timeout_s=pool_s,
+                                          read_timeout_s=times.first_token_s, write_timeout_s=times.timeout_s)
+        except SendFailed as exc:
+            # Nothing left this process: no output can exist, so a same-route retry is safe.
+            return failed("connect", f"could not connect: {exc}")
+        except TimedOut:
+            return failed("timeout", f"no response headers within {times.first_token_s:.2f} s")
+        except ConnectionLost as exc:
+            return failed("reset", f"connection closed before a response: {exc}")
         live: LiveAttempt | None = None
         try:
-            handle.attach(response)
-            status = response.status_code
+            handle.attach(response.socket)
+            status = response.status
             retry_after = parse_retry_after(response.headers.get("retry-after"))
             if not 200 <= status < 300:
                 raw = self._read_capped(response, _MAX_ERROR_BYTES)
@@ -211,30 +202,30 @@ class Upstream:
             content_type = response.headers.get("content-type", "")
             if "text/event-stream" not in content_type:
                 try:
-                    raw = read_capped(response, self.max_reply_bytes)
+                    raw = response.read(self.max_reply_bytes)
                 except TooLargeError as exc:
                     return failed("invalid_body", str(exc), status)
-                except httpx.HTTPError as exc:
-                    return failed("reset", f"body cut: {type(exc).__name__}", status)
+                except WireError as exc:
+                    return failed("reset", f"body cut: {exc}", status)
                 return self._whole(raw, status, start, retry_after)
-            live = LiveAttempt(self, response, request, times, idle_s, handle, start, attempt_end, retry_after, record)
+            live = LiveAttempt(self, response, times, idle_s, handle, start, attempt_end, retry_after, record)
             return live
         finally:
             if live is None:
                 handle.detach()
                 response.close()
 
-    def _read_capped(self, response: httpx.Response, cap: int) -> bytes | None:
+    def _read_capped(self, response: Response, cap: int) -> bytes | None:
         """An error body up to ``cap`` bytes (what arrived before a cut), None past the cap."""
         parts: list[bytes] = []
         size = 0
         try:
-            for chunk in response.iter_bytes():
+            for chunk in response.chunks():
                 size += len(chunk)
                 if size > cap:
                     return None
                 parts.append(chunk)
-        except httpx.HTTPError:
+        except WireError:
             return b"".join(parts) if parts else None
         return b"".join(parts)
 
@@ -262,7 +253,7 @@ class LiveAttempt:
     left). ``close()`` returns the connection (or drops it when the body is unread).
     """
 
-    def __init__(self, upstream: Upstream, response: httpx.Response, request: httpx.Request, times: AttemptTimes,
+    def __init__(self, upstream: Upstream, response: Response, times: AttemptTimes,
                  idle_s: float, handle: AttemptHandle, start: float, attempt_end: float, retry_after: float | None,
                  record: bool) -> None:
         self.response = response
@@ -276,11 +267,9 @@ class LiveAttempt:
         self._clock = upstream._clock
         self._cap = upstream.max_reply_bytes
         self._attempt_end = attempt_end
-        # The body's socket reads use the request's read timeout as it is when reading
-        # starts: after the first token it is the idle limit.
-        timeouts = request.extensions.get("timeout")
-        if isinstance(timeouts, dict):
-            timeouts["read"] = max(0.001, min(idle_s, attempt_end - self._clock()))
+        # The body's socket reads time out at the idle limit; the first-token limit,
+        # which keep-alive comments would re-arm a read timeout for, is the watchdog's.
+        response.set_read_timeout(max(0.001, min(idle_s, attempt_end - self._clock())))
         # Each alarm carries the limit it stands for: when the attempt ends no later than
         # the first-token limit, the attempt timeout is what fires.
         first_at = start + times.first_token_s
@@ -314,7 +303,7 @@ class LiveAttempt:
 
     def _failed(self, kind: Any, message: str, **kw: Any) -> AttemptOutcome:
         stream = self.stream
-        status = self.response.status_code
+        status = self.response.status
         return AttemptOutcome(
             None,
             Signal(kind, output_seen=stream.output_seen, http_status=status, message=message, **kw),
@@ -331,12 +320,8 @@ class LiveAttempt:
         handle = self.handle
         cap = self._cap
         received = 0
-        # The transport's own stream, unless the body is compressed (then httpx decodes):
-        # iter_bytes' chunking and decoder layers cost CPU per chunk for nothing.
-        encoded = response.headers.get("content-encoding", "identity").strip().lower() not in ("identity", "")
-        chunks: Any = response.iter_bytes() if encoded else response.stream
         try:
-            for chunk in chunks:
+            for chunk in response.chunks():
                 # After [DONE] the body is still read to its end (the terminating chunk
                 # follows at once) so the connection goes back to the pool: closing a
                 # half-read response would cost a new TCP connection per request.
@@ -355,7 +340,7 @@ class LiveAttempt:
             if self.ttft_ms is None and stream.output_seen:
                 self.ttft_ms = (clock() - start) * 1000.0
             return self._failed("invalid_body", str(exc))
-        except httpx.TimeoutException:
+        except TimedOut:
             if handle.reason is None:
                 # The socket read timeout is the idle limit, cut short by the attempt's
                 # end: name the limit the silence actually ran into.
@@ -365,9 +350,9 @@ class LiveAttempt:
                 )
                 limit = {"first_token": "first-token", "idle": "idle", "total": "attempt timeout"}[label]
                 return self._failed("timeout", f"stream silent past the {limit} limit ({label})")
-        except httpx.HTTPError as exc:  # network errors, protocol errors, undecodable bytes
+        except ConnectionLost as exc:  # network errors, protocol errors, undecodable bytes
             if handle.reason is None:
-                return self._failed("reset", f"connection closed mid-stream: {type(exc).__name__}")
+                return self._failed("reset", f"connection closed mid-stream: {exc}")
         finally:
             if self._first_alarm is not None:
                 self._first_alarm.cancel()
@@ -394,5 +379,5 @@ class LiveAttempt:
             # (field case 7, ``tests/fixtures/field-cases/gateway.md``).
             kind = "no_finish" if stream.done else "reset"
             return self._failed(kind, "stream ended without a finish reason")
-        status = response.status_code
+        status = response.status
         return AttemptOutcome(stream.answer(self.ttft_ms), None, status, self.elapsed_ms(), self.ttft_ms, usage=stream.usage)

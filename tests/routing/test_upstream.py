@@ -66,3 +66,14 @@ def test_a_malformed_route_url_is_a_connect_failure_not_a_crash():
             assert outcome.signal is not None and outcome.signal.kind == "connect", outcome
     finally:
         upstream.close()
+
+
+def test_an_api_key_that_would_break_the_request_head_is_refused_before_sending():
+    # A key pasted with its newline must never become a second header upstream.
+    upstream = Upstream(default_base_url="http://127.0.0.1:1/api/v1", api_key="sk-or-v1-abc\r\nX-Injected: 1")
+    try:
+        outcome = upstream.attempt(route("a"), b"{}", TIMES, idle_s=5.0)
+    finally:
+        upstream.close()
+    assert outcome.signal is not None and outcome.signal.kind == "connect"
+    assert outcome.signal.message == "request could not be sent: header Authorization has a line break or NUL in its value"

@@ -1,0 +1,422 @@
+"""A lean HTTP/1.1 client for the gateway's upstream: pooled keep-alive connections on
+plain sockets, responses parsed by httptools (Python bindings of llhttp, Node.js's HTTP
+parser, in C).
+
+Why the gateway does not read its streams through httpx: a streamed chat reply is ~30
+events, each its own socket read, and httpx's transport (httpcore over h11, both pure
+Python) spends ~1.3 ms of CPU per reply of this machine's ~1.6 ms on parsing and layering
+(``bench/gateway.py``, one request at a time, 2026-12-01); through this module the same
+reply costs ~0.35 ms, the rest being the system calls. The canary's probes already read
+through a C parser (aiohttp's, ``openrouter.aiochat``); discovery and the internal clients
+stay on httpx, where a request's CPU does not matter.
+
+What it does, and no more (RFC 9112, "HTTP/1.1"; RFC 9110 for the content-codings):
+
+- one request at a time per connection, ``http://`` and ``https://`` (TLS verified with
+  httpx's default context, so the CA bundle is the same as before: certifi's, or
+  ``SSL_CERT_FILE``); no proxies, redirects, cookies, HTTP/2 or ``Expect: 100-continue``;
+- response bodies framed by chunked transfer-coding, ``Content-Length`` or the closing of
+  the connection (RFC 9112 section 6.3), interim 1xx responses skipped;
+- content-codings ``gzip`` and ``deflate`` decoded (zlib, in bounded steps, so an
+  inflating body is capped by the caller as it inflates), ``identity`` passed through;
+- a pool of at most ``max_connections`` connections over all origins; an idle connection
+  is reused only while its socket has nothing to read (a server that closed it, or sent
+  bytes nobody asked for, makes it unusable) and goes back only after a complete response
+  that may be kept alive.
+
+Errors: every failure is a ``WireError``; ``SendFailed`` when nothing was sent (a bad URL,
+DNS, connect, TLS handshake, no free connection within the pool timeout), ``TimedOut``
+for a socket timeout, ``ConnectionLost`` for a connection that closed, reset or sent
+something that is not HTTP after the request began to go out.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import ssl
+import threading
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import urlsplit
+
+import httptools
+import httpx
+
+from openrouter.jsonbody import TooLargeError
+
+MAX_HEADER_BYTES: Final = 64 * 1024  # a reply's status line and headers; OpenRouter sends ~1 KiB
+_READ_SIZE: Final = 64 * 1024
+_INFLATE_STEP: Final = 64 * 1024  # decoded bytes per zlib step: the caller's cap is checked between steps
+_TOKEN_CHARS: Final = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+class WireError(Exception):
+    """A request that could not be completed; ``str(exc)`` says why, for a person."""
+
+
+class SendFailed(WireError):
+    """Nothing was sent: the URL, the name lookup, the connection, TLS or the pool failed."""
+
+
+class TimedOut(WireError):
+    """A socket read or write waited past its timeout."""
+
+
+class ConnectionLost(WireError):
+    """The connection closed or reset, or the reply was not HTTP/1.1, after sending began."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed request URL: ``scheme`` ("http" or "https"), ``host`` (ASCII, IDNA-encoded),
+    ``port``, ``path`` (with its query, at least "/"), ``host_header`` (the Host value:
+    the port only when it is not the scheme's default)."""
+
+    scheme: str
+    host: str
+    port: int
+    path: str
+    host_header: str
+
+    @property
+    def origin(self) -> tuple[str, str, int]:
+        return self.scheme, self.host, self.port
+
+
+def parse_url(url: str) -> Target:
+    """Split ``url`` into a ``Target``. Raises ``SendFailed`` naming what is wrong: a scheme
+    other than http or https, no host, a port that is not a number in 1-65535, or
+    whitespace or control characters anywhere in it."""
+    if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in url):
+        raise SendFailed(f"invalid URL {url[:200]!r}: it contains whitespace or a control character")
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise SendFailed(f"invalid URL {url[:200]!r}: the scheme must be http or https, not {parts.scheme or 'none'!r}")
+    try:
+        port = parts.port
+    except ValueError:
+        raise SendFailed(f"invalid URL {url[:200]!r}: the port is not a number in 1-65535") from None
+    host = parts.hostname or ""
+    if not host:
+        raise SendFailed(f"invalid URL {url[:200]!r}: it names no host")
+    try:
+        host = host.encode("idna").decode("ascii") if not host.isascii() else host
+    except UnicodeError:
+        raise SendFailed(f"invalid URL {url[:200]!r}: the host is not a valid domain name") from None
+    default = 443 if scheme == "https" else 80
+    port = port or default
+    shown = f"[{host}]" if ":" in host else host
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return Target(scheme, host, port, path, shown if port == default else f"{shown}:{port}")
+
+
+def request_head(method: str, target: Target, headers: dict[str, str]) -> bytes:
+    """The request line and header lines (``Host`` first, then ``headers`` in order),
+    without ``Content-Length`` and the blank line that ``Pool.request`` adds. Raises
+    ``SendFailed`` for a header name that is not an RFC 9110 token or a value with CR, LF
+    or NUL in it (a header must never smuggle another)."""
+    lines = [f"{method} {target.path} HTTP/1.1", f"Host: {target.host_header}"]
+    for name, value in headers.items():
+        if not name or not set(name) <= _TOKEN_CHARS:
+            raise SendFailed(f"header name {name[:80]!r} is not a valid token")
+        if any(c in value for c in "\r\n\0"):
+            raise SendFailed(f"header {name} has a line break or NUL in its value")
+        lines.append(f"{name}: {value}")
+    try:
+        return ("\r\n".join(lines) + "\r\n").encode("latin-1")
+    except UnicodeEncodeError:
+        raise SendFailed("a header value has a character outside ISO-8859-1") from None
+
+
+class Pool:
+    """Keep-alive connections for any number of origins, at most ``max_connections`` open
+    at once; thread-safe. ``ssl_context``: the TLS context for https (built once: building
+    one costs ~20 ms of CPU), httpx's default when None."""
+
+    def __init__(self, *, max_connections: int = 256, ssl_context: ssl.SSLContext | None = None) -> None:
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
+        self.max_connections = max_connections
+        self._ssl_context = ssl_context
+        self._idle: dict[tuple[str, str, int], list[socket.socket]] = {}
+        self._open = 0
+        self._lock = threading.Condition(threading.Lock())
+        self._closed = False
+
+    def request(self, target: Target, head: bytes, body: bytes, *, connect_timeout_s: float, read_timeout_s: float,
+                write_timeout_s: float) -> Response:
+        """Send one request (``head`` from ``request_head``, then ``Content-Length`` and
+        ``body``) and read its status line and headers; the body is read from the returned
+        ``Response``, which must be closed. Times in seconds: ``connect_timeout_s`` for a
+        free connection and for TCP and TLS set-up, ``write_timeout_s`` per socket write,
+        ``read_timeout_s`` per socket read until the headers are in (``Response`` may
+        change it for the body). Raises ``SendFailed``, ``TimedOut`` or ``ConnectionLost``."""
+        sock = self._checkout(target, connect_timeout_s)
+        response = Response(self, target.origin, sock)
+        try:
+            sock.settimeout(write_timeout_s)
+            sock.sendall(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            sock.settimeout(read_timeout_s)
+            response.read_head()
+        except TimeoutError:
+            response.discard()
+            raise TimedOut("no reply within the read timeout" if response.sent else "the request could not be written in time") from None
+        except OSError as exc:
+            response.discard()
+            raise ConnectionLost(str(exc) or type(exc).__name__) from None
+        except WireError:
+            response.discard()
+            raise
+        return response
+
+    def close(self) -> None:
+        """Close every idle connection; a connection still in use is closed when its
+        response is."""
+        with self._lock:
+            self._closed = True
+            idle = [s for socks in self._idle.values() for s in socks]
+            self._idle.clear()
+            self._open -= len(idle)
+            self._lock.notify_all()
+        for sock in idle:
+            sock.close()
+
+    def _checkout(self, target: Target, timeout_s: float) -> socket.socket:
+        origin = target.origin
+        with self._lock:
+            while True:
+                if self._closed:
+                    raise SendFailed("the connection pool is closed")
+                idle = self._idle.get(origin)
+                while idle:
+                    sock = idle.pop()
+                    if _usable(sock):
+                        return sock
+                    self._open -= 1
+                    sock.close()
+                if self._open < self.max_connections:
+                    self._open += 1
+                    break
+                if not self._lock.wait(timeout_s):
+                    raise SendFailed(f"no free connection within {timeout_s:.2f} s (all {self.max_connections} in use)")
+        try:
+            return self._connect(target, timeout_s)
+        except BaseException:
+            self._release(None)
+            raise
+
+    def _connect(self, target: Target, timeout_s: float) -> socket.socket:
+        try:
+            sock = socket.create_connection((target.host, target.port), timeout=timeout_s)
+        except TimeoutError:
+            raise SendFailed(f"could not connect to {target.host_header} within {timeout_s:.2f} s") from None
+        except OSError as exc:
+            raise SendFailed(f"could not connect to {target.host_header}: {exc}") from None
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if target.scheme == "https":
+                if self._ssl_context is None:
+                    self._ssl_context = httpx.create_ssl_context()
+                sock = self._ssl_context.wrap_socket(sock, server_hostname=target.host)
+        except (OSError, ssl.SSLError) as exc:
+            sock.close()
+            raise SendFailed(f"TLS with {target.host_header} failed: {exc}") from None
+        return sock
+
+    def _release(self, sock: socket.socket | None, origin: tuple[str, str, int] | None = None) -> None:
+        """Give a slot back: ``sock`` to the idle list when given (a complete, reusable
+        response), else the slot alone (the caller closed its socket)."""
+        with self._lock:
+            if sock is not None and origin is not None and not self._closed:
+                self._idle.setdefault(origin, []).append(sock)
+            else:
+                self._open -= 1
+                if sock is not None:
+                    sock.close()
+            self._lock.notify()
+
+
+def _usable(sock: socket.socket) -> bool:
+    """An idle keep-alive connection may carry a new request: nothing to read on it (a
+    readable idle socket is one the server closed, or one with stray bytes)."""
+    if isinstance(sock, ssl.SSLSocket) and sock.pending():
+        return False
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return not poller.poll(0)
+
+
+class Response:
+    """One response being read: ``status`` (int), ``headers`` (lower-cased names; repeated
+    fields joined with ", "), ``socket`` (for a cut from another thread, which
+    ``socket.shutdown`` wakes). ``chunks()`` yields the decoded body per socket read;
+    ``close()`` returns the connection to the pool after a complete body that may be kept
+    alive, and closes it otherwise."""
+
+    __slots__ = ("status", "headers", "socket", "sent", "_pool", "_origin", "_parser", "_names", "_values",
+                 "_head_done", "_complete", "_body", "_closed", "_head_bytes", "_by_close", "_decoder", "_inflated", "_keep")
+
+    def __init__(self, pool: Pool, origin: tuple[str, str, int], sock: socket.socket) -> None:
+        self.status = 0
+        self.headers: dict[str, str] = {}
+        self.socket = sock
+        self.sent = False
+        self._pool = pool
+        self._origin = origin
+        self._parser = httptools.HttpResponseParser(self)
+        self._names: list[str] = []
+        self._values: list[str] = []
+        self._head_done = False
+        self._complete = False
+        self._body: list[bytes] = []
+        self._closed = False
+        self._head_bytes = 0
+        self._by_close = False
+        self._decoder: zlib._Decompress | None = None
+        self._inflated = False
+        self._keep = False
+
+    # httptools callbacks (bytes in, nothing out).
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._names.append(name.decode("latin-1").lower())
+        self._values.append(value.decode("latin-1"))
+
+    def on_headers_complete(self) -> None:
+        status = self._parser.get_status_code()
+        if 100 <= status < 200:  # an interim response: the final one follows
+            self._names.clear()
+            self._values.clear()
+            return
+        self.status = status
+        headers: dict[str, str] = {}
+        for name, value in zip(self._names, self._values, strict=True):
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        self.headers = headers
+        self._head_done = True
+        self._by_close = "content-length" not in headers and "chunked" not in headers.get("transfer-encoding", "").lower()
+
+    def on_body(self, body: bytes) -> None:
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        if self._head_done:
+            self._complete = True
+            # Asked here: llhttp resets the flags behind it once the callback returns.
+            self._keep = self._parser.should_keep_alive()
+
+    def read_head(self) -> None:
+        """Read until the final status line and headers are in (body bytes that came with
+        them are kept for ``chunks``). Raises ``ConnectionLost``, ``OSError``, ``TimeoutError``."""
+        self.sent = True
+        while not self._head_done:
+            data = self.socket.recv(_READ_SIZE)
+            if not data:
+                raise ConnectionLost("the server closed the connection without a reply")
+            self._head_bytes += len(data)
+            self._feed(data)
+            if not self._head_done and self._head_bytes > MAX_HEADER_BYTES:
+                raise ConnectionLost(f"response headers over {MAX_HEADER_BYTES} bytes")
+        if sum(len(n) + len(v) for n, v in self.headers.items()) > MAX_HEADER_BYTES:
+            raise ConnectionLost(f"response headers over {MAX_HEADER_BYTES} bytes")
+        coding = self.headers.get("content-encoding", "identity").strip().lower()
+        if coding == "gzip":
+            self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif coding == "deflate":
+            self._decoder = zlib.decompressobj()
+        elif coding not in ("identity", ""):
+            raise ConnectionLost(f"content-coding {coding[:40]!r} is not supported")
+
+    def set_read_timeout(self, seconds: float) -> None:
+        """The socket read timeout for the rest of the body (s)."""
+        self.socket.settimeout(seconds)
+
+    def chunks(self) -> Iterator[bytes]:
+        """The body, decoded, one piece per socket read (pieces may be empty: keep-alive
+        bytes, or compressed bytes that decode to nothing yet). Raises ``TimedOut`` or
+        ``ConnectionLost``."""
+        try:
+            while True:
+                if self._body:
+                    raw = self._body[0] if len(self._body) == 1 else b"".join(self._body)
+                    self._body.clear()
+                    yield from self._decode(raw)
+                if self._complete:
+                    if self._decoder is not None and (tail := self._decoder.flush()):
+                        yield tail
+                    return
+                data = self.socket.recv(_READ_SIZE)
+                if not data:
+                    if self._by_close:
+                        self._complete = True  # the connection is not kept: _keep stays False
+                        continue
+                    raise ConnectionLost("the connection closed mid-body")
+                self._feed(data)
+        except TimeoutError:
+            raise TimedOut("the body went silent past the read timeout") from None
+        except OSError as exc:
+            raise ConnectionLost(f"the connection failed mid-body: {exc}") from None
+
+    def read(self, cap: int) -> bytes:
+        """The whole decoded body; raises ``TooLargeError`` once a declared
+        ``Content-Length`` or the bytes read pass ``cap``, or a ``WireError``."""
+        declared = self.headers.get("content-length", "").strip()
+        if declared.isdigit() and int(declared) > cap and self._decoder is None:
+            raise TooLargeError("reply", cap)
+        parts: list[bytes] = []
+        size = 0
+        for chunk in self.chunks():
+            size += len(chunk)
+            if size > cap:
+                raise TooLargeError("reply", cap)
+            parts.append(chunk)
+        return b"".join(parts)
+
+    def discard(self) -> None:
+        """Close the connection whatever was read (after an error: it is never reused)."""
+        self._keep = False
+        self.close()
+
+    def close(self) -> None:
+        """Hand the connection back (complete and keep-alive) or close it."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._complete and self._keep:
+            self._pool._release(self.socket, self._origin)
+        else:
+            self.socket.close()
+            self._pool._release(None)
+
+    def _feed(self, data: bytes) -> None:
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            raise ConnectionLost("the server switched protocols") from None
+        except httptools.HttpParserError as exc:
+            raise ConnectionLost(f"the reply is not valid HTTP/1.1: {exc}") from None
+
+    def _decode(self, raw: bytes) -> Iterator[bytes]:
+        decoder = self._decoder
+        if decoder is None:
+            yield raw
+            return
+        try:
+            try:
+                out = decoder.decompress(raw, _INFLATE_STEP)
+            except zlib.error:
+                if self._inflated or self.headers.get("content-encoding", "").strip().lower() != "deflate":
+                    raise
+                # "deflate" sent as a raw DEFLATE stream, without its zlib wrapper (RFC
+                # 9110 section 8.4.1.2 notes that some servers do): decode it as that.
+                decoder = self._decoder = zlib.decompressobj(-zlib.MAX_WBITS)
+                out = decoder.decompress(raw, _INFLATE_STEP)
+            self._inflated = True
+            yield out
+            while decoder.unconsumed_tail:
+                yield decoder.decompress(decoder.unconsumed_tail, _INFLATE_STEP)
+        except zlib.error as exc:
+            raise ConnectionLost(f"the body could not be decoded: {exc}") from None
