@@ -32,6 +32,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _setup import ROOT  # noqa: F401 - puts the project on sys.path before its imports
+
+from openrouter.http1 import Pool, parse_url, request_head
 
 START_TIMEOUT_S = 90.0
 TIMEOUT = httpx.Timeout(30.0)
@@ -51,6 +54,28 @@ def stream_caller(url: str, body: dict[str, Any], headers: dict[str, str]) -> Ca
                 pass
         if response.status_code != 200:
             raise RuntimeError(f"{url}: HTTP {response.status_code}")
+
+    return call
+
+
+def wire_caller(url: str, body: dict[str, Any], headers: dict[str, str]) -> Callable[[int], None]:
+    """The same streamed chat completion through the gateway's own HTTP client
+    (``openrouter.http1``), read to the end of the body: the direct call a gateway row
+    would be if its own logic cost nothing (the wire's CPU apart from the gateway's)."""
+    pool = Pool()
+    target = parse_url(url)
+    head = request_head("POST", target, {"Content-Type": "application/json", "Accept": "text/event-stream", **headers})
+    raw = json.dumps(body).encode()
+
+    def call(_: int) -> None:
+        response = pool.request(target, head, raw, connect_timeout_s=30.0, read_timeout_s=30.0, write_timeout_s=30.0)
+        try:
+            for _chunk in response.chunks():
+                pass
+        finally:
+            response.close()
+        if response.status != 200:
+            raise RuntimeError(f"{url}: HTTP {response.status}")
 
     return call
 

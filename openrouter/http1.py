@@ -22,7 +22,9 @@ What it does, and no more (RFC 9112, "HTTP/1.1"; RFC 9110 for the content-coding
 - a pool of at most ``max_connections`` connections over all origins; an idle connection
   is reused only while its socket has nothing to read (a server that closed it, or sent
   bytes nobody asked for, makes it unusable) and goes back only after a complete response
-  that may be kept alive.
+  that may be kept alive, and is closed once idle for ``KEEPALIVE_EXPIRY_S``. A server that closes an idle connection just as a request goes
+  out on it leaves that request a ``ConnectionLost`` with nothing read: it is never sent
+  again here (a chat completion is not idempotent), the gateway's retry policy decides.
 
 Errors: every failure is a ``WireError``; ``SendFailed`` when nothing was sent (a bad URL,
 DNS, connect, TLS handshake, no free connection within the pool timeout), ``TimedOut``
@@ -36,8 +38,9 @@ import select
 import socket
 import ssl
 import threading
+import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
@@ -48,6 +51,10 @@ import httpx
 from openrouter.jsonbody import TooLargeError
 
 MAX_HEADER_BYTES: Final = 64 * 1024  # a reply's status line and headers; OpenRouter sends ~1 KiB
+# An idle connection older than this is closed, not reused (httpx's default keep-alive
+# expiry): many servers close idle connections after a few seconds, and a request sent
+# on one just as it closes fails.
+KEEPALIVE_EXPIRY_S: Final = 5.0
 _READ_SIZE: Final = 64 * 1024
 _INFLATE_STEP: Final = 64 * 1024  # decoded bytes per zlib step: the caller's cap is checked between steps
 _TOKEN_CHARS: Final = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -135,14 +142,19 @@ def request_head(method: str, target: Target, headers: dict[str, str]) -> bytes:
 class Pool:
     """Keep-alive connections for any number of origins, at most ``max_connections`` open
     at once; thread-safe. ``ssl_context``: the TLS context for https (built once: building
-    one costs ~20 ms of CPU), httpx's default when None."""
+    one costs ~20 ms of CPU), httpx's default when None. ``keepalive_expiry_s``: an idle
+    connection older than this (s, by ``clock``, monotonic) is closed instead of reused."""
 
-    def __init__(self, *, max_connections: int = 256, ssl_context: ssl.SSLContext | None = None) -> None:
+    def __init__(self, *, max_connections: int = 256, ssl_context: ssl.SSLContext | None = None,
+                 keepalive_expiry_s: float = KEEPALIVE_EXPIRY_S, clock: Callable[[], float] = time.monotonic) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
         self.max_connections = max_connections
+        self.keepalive_expiry_s = keepalive_expiry_s
+        self._clock = clock
         self._ssl_context = ssl_context
-        self._idle: dict[tuple[str, str, int], list[socket.socket]] = {}
+        # Per origin, idle connections with the monotonic second each went idle, newest last.
+        self._idle: dict[tuple[str, str, int], list[tuple[socket.socket, float]]] = {}
         self._open = 0
         self._lock = threading.Condition(threading.Lock())
         self._closed = False
@@ -178,7 +190,7 @@ class Pool:
         response is."""
         with self._lock:
             self._closed = True
-            idle = [s for socks in self._idle.values() for s in socks]
+            idle = [s for socks in self._idle.values() for s, _ in socks]
             self._idle.clear()
             self._open -= len(idle)
             self._lock.notify_all()
@@ -192,12 +204,14 @@ class Pool:
                 if self._closed:
                     raise SendFailed("the connection pool is closed")
                 idle = self._idle.get(origin)
-                while idle:
-                    sock = idle.pop()
-                    if _usable(sock):
-                        return sock
-                    self._open -= 1
-                    sock.close()
+                if idle:
+                    fresh_after = self._clock() - self.keepalive_expiry_s
+                    while idle:
+                        sock, since = idle.pop()
+                        if since >= fresh_after and _usable(sock):
+                            return sock
+                        self._open -= 1
+                        sock.close()
                 if self._open < self.max_connections:
                     self._open += 1
                     break
@@ -232,7 +246,7 @@ class Pool:
         response), else the slot alone (the caller closed its socket)."""
         with self._lock:
             if sock is not None and origin is not None and not self._closed:
-                self._idle.setdefault(origin, []).append(sock)
+                self._idle.setdefault(origin, []).append((sock, self._clock()))
             else:
                 self._open -= 1
                 if sock is not None:

@@ -325,7 +325,7 @@ class LiveAttempt:
                 # After [DONE] the body is still read to its end (the terminating chunk
                 # follows at once) so the connection goes back to the pool: closing a
                 # half-read response would cost a new TCP connection per request.
-                if stream.finished:
+                if stream.finished or not chunk:  # empty: compressed bytes that decoded to nothing yet
                     continue
                 received += len(chunk)
                 if received > cap:

@@ -85,6 +85,9 @@ def test_content_length_and_close_delimited_bodies(server):
             response = _get(pool, server.base_url)
             assert response.read(1 << 20) == expected
             response.close()
+            # The scripted server closes after each reply: let its FIN arrive, or the next
+            # request may race it on the kept connection (a reset, the retry policy's call).
+            time.sleep(0.1)
         assert pool._open == 0  # a body ended by the close is never pooled
     finally:
         pool.close()
@@ -220,6 +223,30 @@ def test_an_idle_connection_the_server_closed_is_not_reused(server):
             response.close()
             time.sleep(0.1)  # the server's close has arrived
         assert len(server.requests) == 3
+    finally:
+        pool.close()
+
+
+def test_an_idle_connection_past_the_keepalive_expiry_is_closed_not_reused(server):
+    connections = []
+
+    def script(sock: socket.socket) -> None:  # answers every request on the connection
+        connections.append(sock)
+        while True:
+            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            if not _read_request(sock):
+                return
+
+    server.script = script
+    now = [100.0]
+    pool = Pool(keepalive_expiry_s=5.0, clock=lambda: now[0])
+    try:
+        for step in (0.0, 4.9, 5.1):  # reused after 4.9 s idle, not after 5.1 s
+            now[0] += step
+            response = _get(pool, server.base_url)
+            assert response.read(10) == b"ok"
+            response.close()
+        assert len(connections) == 2
     finally:
         pool.close()
 
