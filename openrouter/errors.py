@@ -143,11 +143,11 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     except ValueError:
         try:
             when = parsedate_to_datetime(text)
-        except (TypeError, ValueError):
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=UTC)
+            seconds = (when - (now or datetime.now(UTC))).total_seconds()
+        except (TypeError, ValueError, OverflowError):  # a zone offset of 20 digits overflows
             return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - (now or datetime.now(UTC))).total_seconds()
     if seconds != seconds or seconds in (float("inf"), float("-inf")):  # NaN/inf
         return None
     return max(0.0, seconds)

@@ -99,21 +99,28 @@ def parse_url(url: str) -> Target:
     whitespace or control characters anywhere in it."""
     if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in url):
         raise SendFailed(f"invalid URL {url[:200]!r}: it contains whitespace or a control character")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+    except ValueError as exc:  # an unclosed "[", a bracketed host that is no IPv6 address
+        raise SendFailed(f"invalid URL {url[:200]!r}: {exc}") from None
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
         raise SendFailed(f"invalid URL {url[:200]!r}: the scheme must be http or https, not {parts.scheme or 'none'!r}")
     try:
         port = parts.port
     except ValueError:
-        raise SendFailed(f"invalid URL {url[:200]!r}: the port is not a number in 1-65535") from None
-    host = parts.hostname or ""
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise SendFailed(f"invalid URL {url[:200]!r}: the port is not a number in 1-65535")
     if not host:
         raise SendFailed(f"invalid URL {url[:200]!r}: it names no host")
-    try:
-        host = host.encode("idna").decode("ascii") if not host.isascii() else host
-    except UnicodeError:
-        raise SendFailed(f"invalid URL {url[:200]!r}: the host is not a valid domain name") from None
+    if ":" not in host:  # a name or an IPv4 address; IPv6 literals were checked by urlsplit
+        try:
+            # Empty or over-long labels fail here, as they would in the connect's lookup.
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            raise SendFailed(f"invalid URL {url[:200]!r}: the host is not a valid domain name") from None
     default = 443 if scheme == "https" else 80
     port = port or default
     shown = f"[{host}]" if ":" in host else host
@@ -160,16 +167,20 @@ class Pool:
         self._closed = False
 
     def request(self, target: Target, head: bytes, body: bytes, *, connect_timeout_s: float, read_timeout_s: float,
-                write_timeout_s: float) -> Response:
+                write_timeout_s: float, attach: Callable[[socket.socket], None] | None = None) -> Response:
         """Send one request (``head`` from ``request_head``, then ``Content-Length`` and
         ``body``) and read its status line and headers; the body is read from the returned
         ``Response``, which must be closed. Times in seconds: ``connect_timeout_s`` for a
         free connection and for TCP and TLS set-up, ``write_timeout_s`` per socket write,
         ``read_timeout_s`` per socket read until the headers are in (``Response`` may
-        change it for the body). Raises ``SendFailed``, ``TimedOut`` or ``ConnectionLost``."""
+        change it for the body). ``attach`` is given the connection's socket before the
+        request goes out (so another thread can cut it, ``AttemptHandle``). Raises
+        ``SendFailed``, ``TimedOut`` or ``ConnectionLost``."""
         sock = self._checkout(target, connect_timeout_s)
         response = Response(self, target.origin, sock)
         try:
+            if attach is not None:
+                attach(sock)
             sock.settimeout(write_timeout_s)
             sock.sendall(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
             sock.settimeout(read_timeout_s)
@@ -199,6 +210,7 @@ class Pool:
 
     def _checkout(self, target: Target, timeout_s: float) -> socket.socket:
         origin = target.origin
+        deadline = self._clock() + timeout_s
         with self._lock:
             while True:
                 if self._closed:
@@ -215,7 +227,12 @@ class Pool:
                 if self._open < self.max_connections:
                     self._open += 1
                     break
-                if not self._lock.wait(timeout_s):
+                if self._evict_idle():  # another origin's idle connection gives up its slot
+                    continue
+                left = deadline - self._clock()
+                if left <= 0 or not self._lock.wait(left):
+                    if self._open < self.max_connections or self._evict_idle():
+                        continue  # freed just as the wait ended
                     raise SendFailed(f"no free connection within {timeout_s:.2f} s (all {self.max_connections} in use)")
         try:
             return self._connect(target, timeout_s)
@@ -223,12 +240,26 @@ class Pool:
             self._release(None)
             raise
 
+    def _evict_idle(self) -> bool:
+        """Close the longest-idle connection of any origin (the caller holds the lock and
+        found the pool full); False when none is idle."""
+        oldest: tuple[str, str, int] | None = None
+        for origin, socks in self._idle.items():
+            if socks and (oldest is None or socks[0][1] < self._idle[oldest][0][1]):
+                oldest = origin
+        if oldest is None:
+            return False
+        sock, _ = self._idle[oldest].pop(0)
+        self._open -= 1
+        sock.close()
+        return True
+
     def _connect(self, target: Target, timeout_s: float) -> socket.socket:
         try:
             sock = socket.create_connection((target.host, target.port), timeout=timeout_s)
         except TimeoutError:
             raise SendFailed(f"could not connect to {target.host_header} within {timeout_s:.2f} s") from None
-        except OSError as exc:
+        except (OSError, UnicodeError) as exc:
             raise SendFailed(f"could not connect to {target.host_header}: {exc}") from None
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -251,7 +282,8 @@ class Pool:
                 self._open -= 1
                 if sock is not None:
                     sock.close()
-            self._lock.notify()
+            # Every waiter: the one woken by notify() may want another origin.
+            self._lock.notify_all()
 
 
 def _usable(sock: socket.socket) -> bool:
@@ -294,12 +326,22 @@ class Response:
         self._inflated = False
         self._keep = False
 
-    # httptools callbacks (bytes in, nothing out).
+    # httptools callbacks (bytes in, nothing out). llhttp parses on past the end of a
+    # message: bytes after the final response are a second message nobody asked for, so
+    # they are ignored and the connection is never reused.
+    def on_message_begin(self) -> None:
+        if self._complete:
+            self._keep = False
+
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self._complete:
+            return
         self._names.append(name.decode("latin-1").lower())
         self._values.append(value.decode("latin-1"))
 
     def on_headers_complete(self) -> None:
+        if self._complete:
+            return
         status = self._parser.get_status_code()
         if 100 <= status < 200:  # an interim response: the final one follows
             self._names.clear()
@@ -314,10 +356,11 @@ class Response:
         self._by_close = "content-length" not in headers and "chunked" not in headers.get("transfer-encoding", "").lower()
 
     def on_body(self, body: bytes) -> None:
-        self._body.append(body)
+        if not self._complete:
+            self._body.append(body)
 
     def on_message_complete(self) -> None:
-        if self._head_done:
+        if self._head_done and not self._complete:
             self._complete = True
             # Asked here: llhttp resets the flags behind it once the callback returns.
             self._keep = self._parser.should_keep_alive()
@@ -336,6 +379,9 @@ class Response:
                 raise ConnectionLost(f"response headers over {MAX_HEADER_BYTES} bytes")
         if sum(len(n) + len(v) for n, v in self.headers.items()) > MAX_HEADER_BYTES:
             raise ConnectionLost(f"response headers over {MAX_HEADER_BYTES} bytes")
+        transfer = [c.strip() for c in self.headers.get("transfer-encoding", "").lower().split(",") if c.strip()]
+        if any(c not in ("chunked", "identity") for c in transfer):
+            raise ConnectionLost(f"transfer-coding {self.headers['transfer-encoding'][:40]!r} is not supported")
         coding = self.headers.get("content-encoding", "identity").strip().lower()
         if coding == "gzip":
             self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
@@ -351,7 +397,7 @@ class Response:
     def chunks(self) -> Iterator[bytes]:
         """The body, decoded, one piece per socket read (pieces may be empty: keep-alive
         bytes, or compressed bytes that decode to nothing yet). Raises ``TimedOut`` or
-        ``ConnectionLost``."""
+        ``ConnectionLost``; after an error the connection is never reused."""
         try:
             while True:
                 if self._body:
@@ -359,8 +405,8 @@ class Response:
                     self._body.clear()
                     yield from self._decode(raw)
                 if self._complete:
-                    if self._decoder is not None and (tail := self._decoder.flush()):
-                        yield tail
+                    if self._decoder is not None:
+                        yield from self._decode_end()
                     return
                 data = self.socket.recv(_READ_SIZE)
                 if not data:
@@ -370,9 +416,14 @@ class Response:
                     raise ConnectionLost("the connection closed mid-body")
                 self._feed(data)
         except TimeoutError:
+            self._keep = False
             raise TimedOut("the body went silent past the read timeout") from None
         except OSError as exc:
+            self._keep = False
             raise ConnectionLost(f"the connection failed mid-body: {exc}") from None
+        except WireError:
+            self._keep = False
+            raise
 
     def read(self, cap: int) -> bytes:
         """The whole decoded body; raises ``TooLargeError`` once a declared
@@ -406,11 +457,17 @@ class Response:
             self._pool._release(None)
 
     def _feed(self, data: bytes) -> None:
+        if self._complete:  # stray bytes after the reply (a close-delimited one ended at EOF)
+            self._keep = False
+            return
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             raise ConnectionLost("the server switched protocols") from None
         except httptools.HttpParserError as exc:
+            if self._complete:  # the reply was whole; what followed it is not HTTP
+                self._keep = False
+                return
             raise ConnectionLost(f"the reply is not valid HTTP/1.1: {exc}") from None
 
     def _decode(self, raw: bytes) -> Iterator[bytes]:
@@ -432,5 +489,22 @@ class Response:
             yield out
             while decoder.unconsumed_tail:
                 yield decoder.decompress(decoder.unconsumed_tail, _INFLATE_STEP)
+            if decoder.eof and decoder.unused_data:
+                rest = decoder.unused_data
+                if self.headers.get("content-encoding", "").strip().lower() != "gzip":
+                    raise ConnectionLost("bytes after the end of the compressed body")
+                # Another gzip member (RFC 1952 section 2.2: members are concatenated).
+                self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                yield from self._decode(rest)
         except zlib.error as exc:
             raise ConnectionLost(f"the body could not be decoded: {exc}") from None
+
+    def _decode_end(self) -> Iterator[bytes]:
+        """The end of a compressed body: what the decoder still holds; raises
+        ``ConnectionLost`` for a compressed stream cut short."""
+        decoder = self._decoder
+        assert decoder is not None
+        if tail := decoder.flush():
+            yield tail
+        if self._inflated and not decoder.eof:
+            raise ConnectionLost("the compressed body ended before its end marker")

@@ -38,7 +38,13 @@ from openrouter.http1 import (
 )
 from openrouter.jsonbody import InvalidBodyError, TooLargeError
 from openrouter.sse import DEFAULT_MAX_LINE_BYTES
-from openrouter.transport import DEFAULT_MAX_REPLY_BYTES, AttemptHandle, Watchdog, silence_label
+from openrouter.transport import (
+    DEFAULT_MAX_REPLY_BYTES,
+    Alarm,
+    AttemptHandle,
+    Watchdog,
+    silence_label,
+)
 from routing.deadline import AttemptTimes
 from routing.failures import Signal
 from routing.selection import RouteProfile
@@ -46,6 +52,18 @@ from routing.stream import Answer, ChatStream, parse_body
 
 # An error body is read for its message only.
 _MAX_ERROR_BYTES = 64 * 1024
+
+
+def cut_message(reason: str, times: AttemptTimes) -> str:
+    """What an attempt cut short by ``reason`` (``AttemptHandle.cut``) reports."""
+    messages = {
+        "first_token_timeout": f"no content within the first-token limit ({times.first_token_s:.2f} s)",
+        "attempt_timeout": f"attempt timeout ({times.timeout_s:.2f} s) passed",
+        "cancelled": "cancelled: another attempt won",
+        "client_gone": "cancelled: the client disconnected",
+        "rejected": "cut: the held prefix was rejected",
+    }
+    return messages.get(reason, reason)
 
 
 @dataclass(frozen=True)
@@ -180,40 +198,56 @@ class Upstream:
             # A route's malformed base URL, an unsupported scheme, an unsendable key: the
             # request never left; never a crash.
             return failed("connect", f"request could not be sent: {exc}")
-        try:
-            response = self._pool.request(target, head, body, connect_timeout_s=pool_s,
-                                          read_timeout_s=times.first_token_s, write_timeout_s=times.timeout_s)
-        except SendFailed as exc:
-            # Nothing left this process: no output can exist, so a same-route retry is safe.
-            return failed("connect", f"could not connect: {exc}")
-        except TimedOut:
-            return failed("timeout", f"no response headers within {times.first_token_s:.2f} s")
-        except ConnectionLost as exc:
-            return failed("reset", f"connection closed before a response: {exc}")
+        # Armed before sending: a server that trickles its headers or a whole body a byte
+        # at a time re-arms every socket read timeout, and only these bound it. The
+        # first-token alarm stands until content (a stream's) or the headers (a whole body).
+        alarms = Alarms(self._watchdog, handle, start, times, attempt_end)
         live: LiveAttempt | None = None
         try:
-            handle.attach(response.socket)
-            status = response.status
-            retry_after = parse_retry_after(response.headers.get("retry-after"))
-            if not 200 <= status < 300:
-                raw = self._read_capped(response, _MAX_ERROR_BYTES)
-                error = parse_error_body(raw or b"")
-                return failed("http_error", error.message or f"HTTP {status}", status, error=error, retry_after_s=retry_after)
-            content_type = response.headers.get("content-type", "")
-            if "text/event-stream" not in content_type:
+            try:
+                response = self._pool.request(target, head, body, connect_timeout_s=pool_s, read_timeout_s=times.first_token_s,
+                                              write_timeout_s=times.timeout_s, attach=handle.attach)
+            except WireError as exc:
+                if handle.reason is not None:
+                    return failed("timeout", cut_message(handle.reason, times))
+                if isinstance(exc, SendFailed):
+                    # Nothing left this process: no output can exist, so a same-route retry is safe.
+                    return failed("connect", f"could not connect: {exc}")
+                if isinstance(exc, TimedOut):
+                    return failed("timeout", f"no response headers within {times.first_token_s:.2f} s")
+                return failed("reset", f"connection closed before a response: {exc}")
+            try:
+                status = response.status
+                retry_after = parse_retry_after(response.headers.get("retry-after"))
+                if "text/event-stream" in response.headers.get("content-type", "") and 200 <= status < 300:
+                    live = LiveAttempt(self, response, times, idle_s, handle, start, attempt_end, retry_after, record, alarms)
+                    return live
+                alarms.first_token_done()
+                if not 200 <= status < 300:
+                    raw = self._read_capped(response, _MAX_ERROR_BYTES)
+                    if handle.reason is not None:
+                        return failed("timeout", cut_message(handle.reason, times), status)
+                    error = parse_error_body(raw or b"")
+                    return failed("http_error", error.message or f"HTTP {status}", status, error=error,
+                                  retry_after_s=retry_after)
                 try:
                     raw = response.read(self.max_reply_bytes)
                 except TooLargeError as exc:
                     return failed("invalid_body", str(exc), status)
                 except WireError as exc:
+                    if handle.reason is not None:
+                        return failed("timeout", cut_message(handle.reason, times), status)
                     return failed("reset", f"body cut: {exc}", status)
+                if handle.reason is not None:  # a cut that a read-until-close body took for its end
+                    return failed("timeout", cut_message(handle.reason, times), status)
                 return self._whole(raw, status, start, retry_after)
-            live = LiveAttempt(self, response, times, idle_s, handle, start, attempt_end, retry_after, record)
-            return live
+            finally:
+                if live is None:
+                    response.close()
         finally:
             if live is None:
+                alarms.cancel()
                 handle.detach()
-                response.close()
 
     def _read_capped(self, response: Response, cap: int) -> bytes | None:
         """An error body up to ``cap`` bytes (what arrived before a cut), None past the cap."""
@@ -242,6 +276,33 @@ class Upstream:
         return AttemptOutcome(parsed.answer(), None, status, latency, None, usage=parsed.usage)
 
 
+class Alarms:
+    """An attempt's two watchdog alarms: the first-token limit and the attempt's end, each
+    cutting ``handle`` with the limit it stands for (when the attempt ends no later than
+    the first-token limit, only the attempt timeout is armed). Times: monotonic s."""
+
+    __slots__ = ("_first", "_end")
+
+    def __init__(self, watchdog: Watchdog, handle: AttemptHandle, start: float, times: AttemptTimes,
+                 attempt_end: float) -> None:
+        first_at = start + times.first_token_s
+        self._first: Alarm | None = (
+            watchdog.arm(first_at, lambda: handle.cut("first_token_timeout")) if first_at < attempt_end else None)
+        self._end: Alarm | None = watchdog.arm(attempt_end, lambda: handle.cut("attempt_timeout"))
+
+    def first_token_done(self) -> None:
+        """The first-token limit is met (content arrived, or a whole body's headers)."""
+        if self._first is not None:
+            self._first.cancel()
+            self._first = None
+
+    def cancel(self) -> None:
+        self.first_token_done()
+        if self._end is not None:
+            self._end.cancel()
+            self._end = None
+
+
 class LiveAttempt:
     """An attempt whose 200 event stream is being read (``Upstream.open``).
 
@@ -255,7 +316,7 @@ class LiveAttempt:
 
     def __init__(self, upstream: Upstream, response: Response, times: AttemptTimes,
                  idle_s: float, handle: AttemptHandle, start: float, attempt_end: float, retry_after: float | None,
-                 record: bool) -> None:
+                 record: bool, alarms: Alarms) -> None:
         self.response = response
         self.times = times
         self.handle = handle
@@ -270,12 +331,7 @@ class LiveAttempt:
         # The body's socket reads time out at the idle limit; the first-token limit,
         # which keep-alive comments would re-arm a read timeout for, is the watchdog's.
         response.set_read_timeout(max(0.001, min(idle_s, attempt_end - self._clock())))
-        # Each alarm carries the limit it stands for: when the attempt ends no later than
-        # the first-token limit, the attempt timeout is what fires.
-        first_at = start + times.first_token_s
-        watchdog = upstream._watchdog
-        self._first_alarm = watchdog.arm(first_at, lambda: handle.cut("first_token_timeout")) if first_at < attempt_end else None
-        self._end_alarm = watchdog.arm(attempt_end, lambda: handle.cut("attempt_timeout"))
+        self._alarms = alarms
         self._closed = False
 
     def elapsed_ms(self) -> float:
@@ -288,9 +344,7 @@ class LiveAttempt:
         if self._closed:
             return
         self._closed = True
-        if self._first_alarm is not None:
-            self._first_alarm.cancel()
-        self._end_alarm.cancel()
+        self._alarms.cancel()
         self.handle.detach()
         self.response.close()
 
@@ -333,8 +387,7 @@ class LiveAttempt:
                 stream.feed(chunk)
                 if self.ttft_ms is None and stream.output_seen:
                     self.ttft_ms = (clock() - start) * 1000.0
-                    if self._first_alarm is not None:
-                        self._first_alarm.cancel()
+                    self._alarms.first_token_done()
                 yield None
         except InvalidBodyError as exc:  # TooLargeError included: reading stopped at the cap
             if self.ttft_ms is None and stream.output_seen:
@@ -354,19 +407,10 @@ class LiveAttempt:
             if handle.reason is None:
                 return self._failed("reset", f"connection closed mid-stream: {exc}")
         finally:
-            if self._first_alarm is not None:
-                self._first_alarm.cancel()
-            self._end_alarm.cancel()
+            self._alarms.cancel()
         finished = stream.finished
         if handle.reason is not None and not finished:
-            messages = {
-                "first_token_timeout": f"no content within the first-token limit ({times.first_token_s:.2f} s)",
-                "attempt_timeout": f"attempt timeout ({times.timeout_s:.2f} s) passed",
-                "cancelled": "cancelled: another attempt won",
-                "client_gone": "cancelled: the client disconnected",
-                "rejected": "cut: the held prefix was rejected",
-            }
-            return self._failed("timeout", messages.get(handle.reason, handle.reason))
+            return self._failed("timeout", cut_message(handle.reason, times))
         try:
             stream.feed_end()
         except InvalidBodyError as exc:

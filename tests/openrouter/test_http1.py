@@ -298,6 +298,11 @@ def test_a_refused_connection_is_send_failed_and_frees_its_slot():
     ("http://127.0.0.1:port/api", "port is not a number"),
     ("http://127.0.0.1:70000/api", "port is not a number"),
     ("http:///api", "names no host"),
+    ("http://h:0/api", "port is not a number"),
+    ("http://[::1/api", "Invalid IPv6 URL"),
+    ("http://[zz]/api", "does not appear to be an IPv4 or IPv6 address"),
+    ("http://a..b/api", "not a valid domain name"),
+    ("http://" + "a" * 64 + ".example/api", "not a valid domain name"),
 ])
 def test_a_bad_url_is_refused_with_what_is_wrong(url, message):
     with pytest.raises(SendFailed, match=message):
@@ -369,3 +374,75 @@ def test_tls_is_verified_by_default_and_works_with_a_trusted_certificate(tls_ser
         response.close()
     finally:
         pool.close()
+
+
+@pytest.mark.parametrize("after", [b"HTTP/1.1 201 EVIL\r\nX-Evil: 1\r\nContent-Length: 4\r\n\r\nEVIL", b"GARBAGE"])
+def test_bytes_after_a_complete_reply_are_never_read_as_part_of_it_nor_reused(server, after):
+    server.script = lambda sock: sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" + after)
+    pool = Pool()
+    try:
+        response = _get(pool, server.base_url)
+        assert (response.status, response.read(100)) == (200, b"ok")
+        assert "x-evil" not in response.headers and response.headers["content-length"] == "2"
+        response.close()
+        assert pool._open == 0  # a second reply nobody asked for: the connection is dropped
+    finally:
+        pool.close()
+
+
+def test_a_compressed_body_cut_short_is_an_error_not_a_shorter_reply(server):
+    data = gzip.compress(b"hello world " * 400)[:30]
+    server.script = lambda sock: sock.sendall(
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s" % (len(data), data))
+    pool = Pool()
+    try:
+        response = _get(pool, server.base_url)
+        with pytest.raises(ConnectionLost, match="ended before its end marker"):
+            response.read(1 << 20)
+        response.close()
+        assert pool._open == 0
+    finally:
+        pool.close()
+
+
+def test_a_full_pool_gives_another_origins_idle_connection_up_and_wakes_every_waiter():
+    a, b = ScriptedServer(), ScriptedServer()
+    ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    # A's connection is kept idle; B's replies close theirs (one request per connection).
+    a.script = lambda sock: sock.sendall(ok) or time.sleep(0.3)
+    b.script = lambda sock: sock.sendall(ok.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"))
+    pool = Pool(max_connections=1)
+    try:
+        response = _get(pool, a.base_url)
+        assert response.read(10) == b"ok"
+        response.close()  # idle, for origin A
+        started = time.monotonic()
+        response = _get(pool, b.base_url)  # origin B takes A's slot at once
+        assert response.read(10) == b"ok" and time.monotonic() - started < 0.5
+        response.close()
+        # Two waiters, one per origin, while B's connection is in use: both get a
+        # connection when it is released, each within its own timeout.
+        held = _get(pool, b.base_url)
+        results: dict[str, object] = {}
+
+        def wait(name: str, base: str) -> None:
+            try:
+                r = _get(pool, base)
+                results[name] = r.read(10)
+                r.close()
+            except SendFailed as exc:
+                results[name] = exc
+
+        threads = [threading.Thread(target=wait, args=(n, u)) for n, u in (("a", a.base_url), ("b", b.base_url))]
+        for t in threads:
+            t.start()
+        time.sleep(0.2)
+        held.read(10)
+        held.close()
+        for t in threads:
+            t.join(5)
+        assert results == {"a": b"ok", "b": b"ok"}
+    finally:
+        pool.close()
+        a.close()
+        b.close()
