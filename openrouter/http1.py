@@ -49,6 +49,7 @@ import httptools
 import httpx
 
 from openrouter.jsonbody import TooLargeError
+from openrouter.transport import join_capped
 
 MAX_HEADER_BYTES: Final = 64 * 1024  # a reply's status line and headers; OpenRouter sends ~1 KiB
 # An idle connection older than this is closed, not reused (httpx's default keep-alive
@@ -431,14 +432,7 @@ class Response:
         declared = self.headers.get("content-length", "").strip()
         if declared.isdigit() and int(declared) > cap and self._decoder is None:
             raise TooLargeError("reply", cap)
-        parts: list[bytes] = []
-        size = 0
-        for chunk in self.chunks():
-            size += len(chunk)
-            if size > cap:
-                raise TooLargeError("reply", cap)
-            parts.append(chunk)
-        return b"".join(parts)
+        return join_capped(self.chunks(), cap)
 
     def discard(self) -> None:
         """Close the connection whatever was read (after an error: it is never reused)."""

@@ -20,7 +20,7 @@ import itertools
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final, Literal
 
 import httpx
@@ -87,9 +87,15 @@ def read_capped(response: httpx.Response, cap: int) -> bytes:
     declared = declared_length(response)
     if declared is not None and declared > cap:
         raise TooLargeError("reply", cap)
+    return join_capped(response.iter_bytes(), cap)
+
+
+def join_capped(chunks: Iterable[bytes], cap: int) -> bytes:
+    """``chunks`` joined, reading no further once they pass ``cap`` bytes (raises
+    ``TooLargeError`` then); the iterator's own errors pass through."""
     parts: list[bytes] = []
     size = 0
-    for chunk in response.iter_bytes():
+    for chunk in chunks:
         size += len(chunk)
         if size > cap:
             raise TooLargeError("reply", cap)
