@@ -18,6 +18,26 @@ def _not_json(name: str) -> float:
     raise ValueError(f"{name} is not JSON (RFC 8259 has no NaN or Infinity)")
 
 
+# Python refuses to convert an integer of more digits than this (CVE-2020-10735), with a
+# message meant for the server's own code ("use sys.set_int_max_str_digits()").
+_MAX_INT_DIGITS = 4300
+
+
+def _shown(text: str) -> str:
+    """A number's text as a message shows it: its first digits and its length."""
+    return f"{text[:12]}... ({len(text.lstrip('-'))} digits)"
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > _MAX_INT_DIGITS:
+        raise ValueError(f"{_shown(text)} is out of range for a number")
+    return int(text)
+
+
+def _marked_int(text: str) -> int | float:
+    return NotJsonNumber(float("inf"), _shown(text)) if len(text) > _MAX_INT_DIGITS else int(text)
+
+
 def _finite_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):
@@ -55,19 +75,21 @@ def _marked_float(text: str) -> float:
 
 
 def loads_marking(text: str) -> Any:
-    """``json.loads(text)`` that reads NaN, Infinity and out-of-range numbers as
+    """``json.loads(text)`` that reads NaN, Infinity and out-of-range numbers (an integer
+    past Python's 4,300-digit conversion limit included) as
     ``NotJsonNumber`` values instead of refusing them, for a caller that refuses them
     itself with the path of the field that holds them (the gateway's body check).
 
     Raises ``json.JSONDecodeError`` for malformed text and ``RecursionError`` for
     nesting past Python's limit."""
-    return json.loads(text, parse_constant=_marked_constant, parse_float=_marked_float)
+    return json.loads(text, parse_constant=_marked_constant, parse_float=_marked_float, parse_int=_marked_int)
 
 
 def strict_loads(text: str) -> Any:
-    """``json.loads(text)`` refusing NaN, Infinity and out-of-range numbers.
+    """``json.loads(text)`` refusing NaN, Infinity and out-of-range numbers (an integer past
+    Python's 4,300-digit conversion limit included).
 
     Raises ``json.JSONDecodeError`` for malformed text (line and column), ``ValueError``
     naming the offending number, and ``RecursionError`` for nesting past Python's limit.
     """
-    return json.loads(text, parse_constant=_not_json, parse_float=_finite_float)
+    return json.loads(text, parse_constant=_not_json, parse_float=_finite_float, parse_int=_bounded_int)

@@ -157,6 +157,9 @@ def test_invalid_json_is_a_400(client, gateway_env):
 @pytest.mark.parametrize(("number", "says"), [
     (b"1e400", "max_tokens: 1e400 is out of range for a number"),
     (b"-Infinity", "max_tokens: -Infinity is not JSON (RFC 8259 has no NaN or Infinity)"),
+    # Past Python's integer conversion limit: named like any other number, never with
+    # the interpreter's hint to the server's code (found by a new user's try).
+    (b"9" * 5000, "max_tokens: 999999999999... (5000 digits) is out of range for a number"),
 ])
 def test_a_number_json_has_not_is_a_400_naming_the_field_and_the_number(client, gateway_env, number, says):
     raw = b'{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": ' + number + b"}"
