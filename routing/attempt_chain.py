@@ -34,7 +34,7 @@ from routing.breaker import Permit
 from routing.deadline import AttemptTimes
 from routing.failures import Failure, FailureClass
 from routing.gateway_result import Committed, GatewayResult
-from routing.selection import RouteProfile
+from routing.selection import RouteProfile, no_route_message
 
 
 class AttemptChain(RequestRun):
@@ -49,7 +49,7 @@ class AttemptChain(RequestRun):
         ranked = self.eligible()
         if not ranked:
             return self.finish("failed", code="no_eligible_route", cls=FailureClass.INCOMPATIBLE,
-                               message=f"no route satisfies contract {c.key}: {self.rejected}")
+                               message=no_route_message(c.key, self.rejected, self.needs))
         route, permit, skipped = self.claim(ranked)
         if route is None or permit is None:
             return self.all_suppressed(skipped)

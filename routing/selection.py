@@ -101,6 +101,22 @@ def estimated_cost_usd(route: RouteProfile, needs: RequestNeeds) -> float:
     return needs.input_tokens * route.price_prompt_usd + needs.output_tokens * route.price_completion_usd
 
 
+def no_route_message(contract_key: str, rejected: Mapping[str, str], needs: RequestNeeds) -> str:
+    """Why no route may serve a request, for its 422: each distinct reason once with the
+    routes it rejected (at most three named), then, when every route lacks the context,
+    what the caller can change (``max_tokens``)."""
+    groups: dict[str, list[str]] = {}
+    for name, reason in rejected.items():
+        groups.setdefault(reason, []).append(name)
+    parts = [f"{reason} ({len(names)} route{'' if len(names) == 1 else 's'}: {', '.join(names[:3])}"
+             f"{', ...' if len(names) > 3 else ''})" for reason, names in groups.items()]
+    text = f"no route satisfies contract {contract_key}: " + ("; ".join(parts) or "it has no routes")
+    if rejected and needs.output_tokens and all(r.startswith("context ") for r in rejected.values()):
+        text += (f". The prompt and max_tokens ({needs.output_tokens}) need more context than any route has: "
+                 "lower max_tokens")
+    return text
+
+
 def rejection_reason(
     route: RouteProfile,
     contract: Contract,

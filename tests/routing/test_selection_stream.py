@@ -8,7 +8,7 @@ import pytest
 
 from openrouter.jsonbody import InvalidBodyError, decode_json
 from routing.contracts import contract_from_dict
-from routing.selection import candidates, estimate_needs, rank
+from routing.selection import RequestNeeds, candidates, estimate_needs, no_route_message, rank
 from routing.stream import ChatStream, parse_body
 from tests.routing.conftest import route
 
@@ -207,3 +207,20 @@ def test_an_event_chunk_over_the_line_cap_is_refused():
     stream = ChatStream(max_line_bytes=100)
     with pytest.raises(InvalidBodyError):
         stream.feed(b'data: {"choices":[{"index":0,"delta":{"content":"' + b"q" * 200 + b'"}}]}\n\n')
+
+
+
+def test_no_route_says_each_reason_once_and_names_max_tokens_when_only_context_is_short():
+    # Found by a new user's try: max_tokens=200000 answered with every route's reason in
+    # a 1.5 KB dict and no word of what to change.
+    rejected = {f"r{i}": "context 131072 < 200002 tokens needed" for i in range(5)}
+    rejected["small"] = "context 8192 < 200002 tokens needed"
+    needs = RequestNeeds(2, 200000, frozenset({"text"}))
+    assert no_route_message("chat@1", rejected, needs) == (
+        "no route satisfies contract chat@1: context 131072 < 200002 tokens needed (5 routes: r0, r1, r2, ...); "
+        "context 8192 < 200002 tokens needed (1 route: small). The prompt and max_tokens (200000) need more "
+        "context than any route has: lower max_tokens")
+    mixed = {"a": "no tool use", "b": "context 8192 < 9000 tokens needed"}
+    assert no_route_message("chat@1", mixed, needs) == (
+        "no route satisfies contract chat@1: no tool use (1 route: a); context 8192 < 9000 tokens needed (1 route: b)")
+    assert no_route_message("chat@1", {}, needs) == "no route satisfies contract chat@1: it has no routes"
