@@ -305,7 +305,7 @@ class Response:
     alive, and closes it otherwise."""
 
     __slots__ = ("status", "headers", "socket", "sent", "_pool", "_origin", "_parser", "_names", "_values",
-                 "_head_done", "_complete", "_body", "_closed", "_head_bytes", "_by_close", "_decoder", "_inflated", "_keep")
+                 "_head_done", "_complete", "_body", "_closed", "_head_bytes", "_by_close", "_decoder", "_coding", "_inflated", "_keep")
 
     def __init__(self, pool: Pool, origin: tuple[str, str, int], sock: socket.socket) -> None:
         self.status = 0
@@ -324,6 +324,7 @@ class Response:
         self._head_bytes = 0
         self._by_close = False
         self._decoder: zlib._Decompress | None = None
+        self._coding = "identity"  # the content-coding, lower-cased, once the headers are in
         self._inflated = False
         self._keep = False
 
@@ -383,7 +384,7 @@ class Response:
         transfer = [c.strip() for c in self.headers.get("transfer-encoding", "").lower().split(",") if c.strip()]
         if any(c not in ("chunked", "identity") for c in transfer):
             raise ConnectionLost(f"transfer-coding {self.headers['transfer-encoding'][:40]!r} is not supported")
-        coding = self.headers.get("content-encoding", "identity").strip().lower()
+        coding = self._coding = self.headers.get("content-encoding", "identity").strip().lower()
         if coding == "gzip":
             self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
         elif coding == "deflate":
@@ -473,7 +474,7 @@ class Response:
             try:
                 out = decoder.decompress(raw, _INFLATE_STEP)
             except zlib.error:
-                if self._inflated or self.headers.get("content-encoding", "").strip().lower() != "deflate":
+                if self._inflated or self._coding != "deflate":
                     raise
                 # "deflate" sent as a raw DEFLATE stream, without its zlib wrapper (RFC
                 # 9110 section 8.4.1.2 notes that some servers do): decode it as that.
@@ -485,7 +486,7 @@ class Response:
                 yield decoder.decompress(decoder.unconsumed_tail, _INFLATE_STEP)
             if decoder.eof and decoder.unused_data:
                 rest = decoder.unused_data
-                if self.headers.get("content-encoding", "").strip().lower() != "gzip":
+                if self._coding != "gzip":
                     raise ConnectionLost("bytes after the end of the compressed body")
                 # Another gzip member (RFC 1952 section 2.2: members are concatenated).
                 self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)

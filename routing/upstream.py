@@ -190,6 +190,11 @@ class Upstream:
                 (self._clock() - start) * 1000.0, None, cancelled=handle.reason == "cancelled",
             )
 
+        def cut_short(status: int | None = None) -> AttemptOutcome:
+            """The outcome of an attempt another thread or an alarm cut (``handle.reason``)."""
+            assert handle.reason is not None
+            return failed("timeout", cut_message(handle.reason, times), status)
+
         if handle.reason is not None:
             return failed("timeout", f"attempt {handle.reason} before it was sent")
         try:
@@ -209,7 +214,7 @@ class Upstream:
                                               write_timeout_s=times.timeout_s, attach=handle.attach)
             except WireError as exc:
                 if handle.reason is not None:
-                    return failed("timeout", cut_message(handle.reason, times))
+                    return cut_short()
                 if isinstance(exc, SendFailed):
                     # Nothing left this process: no output can exist, so a same-route retry is safe.
                     return failed("connect", f"could not connect: {exc}")
@@ -226,7 +231,7 @@ class Upstream:
                 if not 200 <= status < 300:
                     raw = self._read_capped(response, _MAX_ERROR_BYTES)
                     if handle.reason is not None:
-                        return failed("timeout", cut_message(handle.reason, times), status)
+                        return cut_short(status)
                     error = parse_error_body(raw or b"")
                     return failed("http_error", error.message or f"HTTP {status}", status, error=error,
                                   retry_after_s=retry_after)
@@ -236,10 +241,10 @@ class Upstream:
                     return failed("invalid_body", str(exc), status)
                 except WireError as exc:
                     if handle.reason is not None:
-                        return failed("timeout", cut_message(handle.reason, times), status)
+                        return cut_short(status)
                     return failed("reset", f"body cut: {exc}", status)
                 if handle.reason is not None:  # a cut that a read-until-close body took for its end
-                    return failed("timeout", cut_message(handle.reason, times), status)
+                    return cut_short(status)
                 return self._whole(raw, status, start, retry_after)
             finally:
                 if live is None:
