@@ -30,6 +30,14 @@ def server() -> Iterator[ScriptedServer]:
     s.close()
 
 
+@pytest.fixture
+def pool() -> Iterator[Pool]:
+    """A pool with the defaults, closed after the test."""
+    p = Pool()
+    yield p
+    p.close()
+
+
 def _get(pool: Pool, base: str, body: bytes = b"{}", read_timeout_s: float = 5.0):
     target = parse_url(base + "/chat/completions")
     head = request_head("POST", target, {"Content-Type": "application/json"})
@@ -43,7 +51,7 @@ def _chunked(*parts: bytes) -> bytes:
 CHUNKED_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 
 
-def test_a_chunked_stream_is_read_per_write_and_its_connection_reused(server):
+def test_a_chunked_stream_is_read_per_write_and_its_connection_reused(server, pool):
     connections = []
 
     def script(sock: socket.socket) -> None:
@@ -59,38 +67,30 @@ def test_a_chunked_stream_is_read_per_write_and_its_connection_reused(server):
             sock.sendall(b"0\r\n\r\n")
 
     server.script = script
-    pool = Pool()
-    try:
-        for _ in range(2):
-            response = _get(pool, server.base_url)
-            pieces = list(response.chunks())
-            response.close()
-            assert response.status == 200 and response.headers["content-type"] == "text/event-stream"
-            assert b"".join(pieces) == SSE and len(pieces) >= 3  # handed out as they arrived
-    finally:
-        pool.close()
+    for _ in range(2):
+        response = _get(pool, server.base_url)
+        pieces = list(response.chunks())
+        response.close()
+        assert response.status == 200 and response.headers["content-type"] == "text/event-stream"
+        assert b"".join(pieces) == SSE and len(pieces) >= 3  # handed out as they arrived
     assert len(connections) == 1  # the second request rode the kept-alive connection
     assert server.requests == [b"{}"]  # the body, framed by the Content-Length sent
 
 
-def test_content_length_and_close_delimited_bodies(server):
+def test_content_length_and_close_delimited_bodies(server, pool):
     replies = iter([
         b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
         b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end",
     ])
     server.script = lambda sock: sock.sendall(next(replies))
-    pool = Pool()
-    try:
-        for expected in (b"hello", b"until the end"):
-            response = _get(pool, server.base_url)
-            assert response.read(1 << 20) == expected
-            response.close()
-            # The scripted server closes after each reply: let its FIN arrive, or the next
-            # request may race it on the kept connection (a reset, the retry policy's call).
-            time.sleep(0.1)
-        assert pool._open == 0  # a body ended by the close is never pooled
-    finally:
-        pool.close()
+    for expected in (b"hello", b"until the end"):
+        response = _get(pool, server.base_url)
+        assert response.read(1 << 20) == expected
+        response.close()
+        # The scripted server closes after each reply: let its FIN arrive, or the next
+        # request may race it on the kept connection (a reset, the retry policy's call).
+        time.sleep(0.1)
+    assert pool._open == 0  # a body ended by the close is never pooled
 
 
 def test_an_interim_response_is_skipped():
@@ -108,7 +108,7 @@ def test_an_interim_response_is_skipped():
 
 
 @pytest.mark.parametrize("coding", ["gzip", "deflate", "raw-deflate"])
-def test_compressed_bodies_are_decoded(server, coding):
+def test_compressed_bodies_are_decoded(server, coding, pool):
     if coding == "gzip":
         data = gzip.compress(SSE)
     else:
@@ -118,41 +118,29 @@ def test_compressed_bodies_are_decoded(server, coding):
     server.script = lambda sock: sock.sendall(
         b"HTTP/1.1 200 OK\r\nContent-Encoding: %s\r\nTransfer-Encoding: chunked\r\n\r\n" % name
         + _chunked(data[:7], data[7:]))
-    pool = Pool()
-    try:
-        response = _get(pool, server.base_url)
-        assert response.read(1 << 20) == SSE
-        response.close()
-    finally:
-        pool.close()
+    response = _get(pool, server.base_url)
+    assert response.read(1 << 20) == SSE
+    response.close()
 
 
-def test_an_inflating_body_is_capped_as_it_inflates(server):
+def test_an_inflating_body_is_capped_as_it_inflates(server, pool):
     bomb = gzip.compress(b"\0" * (32 << 20), compresslevel=9)  # ~32 KB that inflate to 32 MB
     server.script = lambda sock: sock.sendall(
         b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s" % (len(bomb), bomb))
-    pool = Pool()
-    try:
-        response = _get(pool, server.base_url)
-        started = time.process_time()
-        with pytest.raises(TooLargeError):
-            response.read(1 << 20)
-        assert time.process_time() - started < 0.05  # stopped near the cap, not after 32 MB
-        response.close()
-    finally:
-        pool.close()
+    response = _get(pool, server.base_url)
+    started = time.process_time()
+    with pytest.raises(TooLargeError):
+        response.read(1 << 20)
+    assert time.process_time() - started < 0.05  # stopped near the cap, not after 32 MB
+    response.close()
 
 
-def test_a_declared_length_over_the_cap_is_refused_before_reading(server):
+def test_a_declared_length_over_the_cap_is_refused_before_reading(server, pool):
     server.script = lambda sock: sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 999999999\r\n\r\nabc")
-    pool = Pool()
-    try:
-        response = _get(pool, server.base_url)
-        with pytest.raises(TooLargeError):
-            response.read(1000)
-        response.close()
-    finally:
-        pool.close()
+    response = _get(pool, server.base_url)
+    with pytest.raises(TooLargeError):
+        response.read(1000)
+    response.close()
 
 
 @pytest.mark.parametrize(("reply", "message"), [
@@ -162,18 +150,14 @@ def test_a_declared_length_over_the_cap_is_refused_before_reading(server):
     (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n", "switched protocols"),
     (b"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: 1\r\n\r\nx", "'br' is not supported"),
 ])
-def test_a_reply_that_is_not_usable_http_is_connection_lost(server, reply, message):
+def test_a_reply_that_is_not_usable_http_is_connection_lost(server, reply, message, pool):
     server.script = lambda sock: sock.sendall(reply)
-    pool = Pool()
-    try:
-        with pytest.raises(ConnectionLost, match=message):
-            _get(pool, server.base_url)
-        assert pool._open == 0
-    finally:
-        pool.close()
+    with pytest.raises(ConnectionLost, match=message):
+        _get(pool, server.base_url)
+    assert pool._open == 0
 
 
-def test_a_body_cut_mid_chunk_or_gone_silent_is_an_error_not_a_hang(server):
+def test_a_body_cut_mid_chunk_or_gone_silent_is_an_error_not_a_hang(server, pool):
     replies = iter([CHUNKED_HEAD + b"10\r\nonly-half", CHUNKED_HEAD + b"3\r\nabc\r\n"])
 
     def script(sock: socket.socket) -> None:
@@ -183,48 +167,36 @@ def test_a_body_cut_mid_chunk_or_gone_silent_is_an_error_not_a_hang(server):
             time.sleep(1.0)  # silent: the read timeout fires
 
     server.script = script
-    pool = Pool()
-    try:
-        response = _get(pool, server.base_url)
-        with pytest.raises(ConnectionLost, match="closed mid-body"):
-            list(response.chunks())
-        response.close()
-        response = _get(pool, server.base_url)
-        response.set_read_timeout(0.2)
-        started = time.monotonic()
-        with pytest.raises(TimedOut):
-            list(response.chunks())
-        assert time.monotonic() - started < 0.9
-        response.close()
-        assert pool._open == 0
-    finally:
-        pool.close()
+    response = _get(pool, server.base_url)
+    with pytest.raises(ConnectionLost, match="closed mid-body"):
+        list(response.chunks())
+    response.close()
+    response = _get(pool, server.base_url)
+    response.set_read_timeout(0.2)
+    started = time.monotonic()
+    with pytest.raises(TimedOut):
+        list(response.chunks())
+    assert time.monotonic() - started < 0.9
+    response.close()
+    assert pool._open == 0
 
 
-def test_no_headers_within_the_read_timeout_is_timed_out(server):
+def test_no_headers_within_the_read_timeout_is_timed_out(server, pool):
     server.script = lambda sock: time.sleep(1.0)
-    pool = Pool()
-    try:
-        with pytest.raises(TimedOut, match="no reply within"):
-            _get(pool, server.base_url, read_timeout_s=0.2)
-    finally:
-        pool.close()
+    with pytest.raises(TimedOut, match="no reply within"):
+        _get(pool, server.base_url, read_timeout_s=0.2)
 
 
-def test_an_idle_connection_the_server_closed_is_not_reused(server):
+def test_an_idle_connection_the_server_closed_is_not_reused(server, pool):
     # The server says keep-alive but closes after each reply: the next request must get
     # a fresh connection, not an error.
     server.script = lambda sock: sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-    pool = Pool()
-    try:
-        for _ in range(3):
-            response = _get(pool, server.base_url)
-            assert response.read(10) == b"ok"
-            response.close()
-            time.sleep(0.1)  # the server's close has arrived
-        assert len(server.requests) == 3
-    finally:
-        pool.close()
+    for _ in range(3):
+        response = _get(pool, server.base_url)
+        assert response.read(10) == b"ok"
+        response.close()
+        time.sleep(0.1)  # the server's close has arrived
+    assert len(server.requests) == 3
 
 
 def test_an_idle_connection_past_the_keepalive_expiry_is_closed_not_reused(server):
@@ -358,15 +330,11 @@ def tls_server(tmp_path_factory) -> Iterator[tuple[int, Path]]:
     listener.close()
 
 
-def test_tls_is_verified_by_default_and_works_with_a_trusted_certificate(tls_server):
+def test_tls_is_verified_by_default_and_works_with_a_trusted_certificate(tls_server, pool):
     port, cert = tls_server
-    pool = Pool()
-    try:
-        with pytest.raises(SendFailed, match="TLS with 127.0.0.1:.* failed: .*CERTIFICATE_VERIFY_FAILED"):
-            _get(pool, f"https://127.0.0.1:{port}")
-        assert pool._open == 0
-    finally:
-        pool.close()
+    with pytest.raises(SendFailed, match="TLS with 127.0.0.1:.* failed: .*CERTIFICATE_VERIFY_FAILED"):
+        _get(pool, f"https://127.0.0.1:{port}")
+    assert pool._open == 0
     pool = Pool(ssl_context=ssl.create_default_context(cafile=str(cert)))
     try:
         response = _get(pool, f"https://127.0.0.1:{port}")
@@ -377,32 +345,24 @@ def test_tls_is_verified_by_default_and_works_with_a_trusted_certificate(tls_ser
 
 
 @pytest.mark.parametrize("after", [b"HTTP/1.1 201 EVIL\r\nX-Evil: 1\r\nContent-Length: 4\r\n\r\nEVIL", b"GARBAGE"])
-def test_bytes_after_a_complete_reply_are_never_read_as_part_of_it_nor_reused(server, after):
+def test_bytes_after_a_complete_reply_are_never_read_as_part_of_it_nor_reused(server, after, pool):
     server.script = lambda sock: sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" + after)
-    pool = Pool()
-    try:
-        response = _get(pool, server.base_url)
-        assert (response.status, response.read(100)) == (200, b"ok")
-        assert "x-evil" not in response.headers and response.headers["content-length"] == "2"
-        response.close()
-        assert pool._open == 0  # a second reply nobody asked for: the connection is dropped
-    finally:
-        pool.close()
+    response = _get(pool, server.base_url)
+    assert (response.status, response.read(100)) == (200, b"ok")
+    assert "x-evil" not in response.headers and response.headers["content-length"] == "2"
+    response.close()
+    assert pool._open == 0  # a second reply nobody asked for: the connection is dropped
 
 
-def test_a_compressed_body_cut_short_is_an_error_not_a_shorter_reply(server):
+def test_a_compressed_body_cut_short_is_an_error_not_a_shorter_reply(server, pool):
     data = gzip.compress(b"hello world " * 400)[:30]
     server.script = lambda sock: sock.sendall(
         b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s" % (len(data), data))
-    pool = Pool()
-    try:
-        response = _get(pool, server.base_url)
-        with pytest.raises(ConnectionLost, match="ended before its end marker"):
-            response.read(1 << 20)
-        response.close()
-        assert pool._open == 0
-    finally:
-        pool.close()
+    response = _get(pool, server.base_url)
+    with pytest.raises(ConnectionLost, match="ended before its end marker"):
+        response.read(1 << 20)
+    response.close()
+    assert pool._open == 0
 
 
 def test_a_full_pool_gives_another_origins_idle_connection_up_and_wakes_every_waiter():
