@@ -34,7 +34,7 @@ from routing.breaker import Permit
 from routing.deadline import AttemptTimes
 from routing.failures import Failure, FailureClass
 from routing.gateway_result import Committed, GatewayResult
-from routing.selection import RouteProfile, no_route_message
+from routing.selection import RouteProfile, no_route_message, rejections_text
 
 
 class AttemptChain(RequestRun):
@@ -131,7 +131,7 @@ class AttemptChain(RequestRun):
         wait_s = max(0.0, (min(expiries) - self.now_ms()) / 1000.0) if expiries else None
         return self.finish(
             "failed", code="all_routes_suppressed", cls=failure.cls if failure else FailureClass.TRANSIENT,
-            message=f"every capable route is suppressed by its circuit breaker: {self.rejected}",
+            message=f"every capable route is suppressed by its circuit breaker: {rejections_text(self.rejected)}",
             retry_after_s=wait_s,
         )
 

@@ -101,17 +101,25 @@ def estimated_cost_usd(route: RouteProfile, needs: RequestNeeds) -> float:
     return needs.input_tokens * route.price_prompt_usd + needs.output_tokens * route.price_completion_usd
 
 
-def no_route_message(contract_key: str, rejected: Mapping[str, str], needs: RequestNeeds) -> str:
-    """Why no route may serve a request, for its 422: each distinct reason once with the
-    routes it rejected (at most three named), then, when every route lacks the context,
-    what the caller can change (``max_tokens``)."""
+# The start of ``rejection_reason``'s answer for a route whose context is too small.
+_CONTEXT_SHORT = "context "
+
+
+def rejections_text(rejected: Mapping[str, str]) -> str:
+    """Route name -> why it was passed over, for a person: each distinct reason once with
+    the routes it covers (at most three named), "" when there are none."""
     groups: dict[str, list[str]] = {}
     for name, reason in rejected.items():
         groups.setdefault(reason, []).append(name)
-    parts = [f"{reason} ({len(names)} route{'' if len(names) == 1 else 's'}: {', '.join(names[:3])}"
-             f"{', ...' if len(names) > 3 else ''})" for reason, names in groups.items()]
-    text = f"no route satisfies contract {contract_key}: " + ("; ".join(parts) or "it has no routes")
-    if rejected and needs.output_tokens and all(r.startswith("context ") for r in rejected.values()):
+    return "; ".join(f"{reason} ({len(names)} route{'' if len(names) == 1 else 's'}: {', '.join(names[:3])}"
+                     f"{', ...' if len(names) > 3 else ''})" for reason, names in groups.items())
+
+
+def no_route_message(contract_key: str, rejected: Mapping[str, str], needs: RequestNeeds) -> str:
+    """Why no route may serve a request, for its 422: ``rejections_text``, then, when every
+    route lacks the context, what the caller can change (``max_tokens``)."""
+    text = f"no route satisfies contract {contract_key}: " + (rejections_text(rejected) or "it has no routes")
+    if rejected and needs.output_tokens and all(r.startswith(_CONTEXT_SHORT) for r in rejected.values()):
         text += (f". The prompt and max_tokens ({needs.output_tokens}) need more context than any route has: "
                  "lower max_tokens")
     return text
@@ -132,7 +140,7 @@ def rejection_reason(
         return f"modalities {sorted(missing)} not supported"
     wanted_context = max(contract.min_context, needs.input_tokens + needs.output_tokens)
     if route.context_length < wanted_context:
-        return f"context {route.context_length} < {wanted_context} tokens needed"
+        return f"{_CONTEXT_SHORT}{route.context_length} < {wanted_context} tokens needed"
     if contract.tools and not route.tools:
         return "no tool use"
     if contract.output_mode != "none":
