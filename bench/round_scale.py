@@ -137,6 +137,36 @@ def service_cpu_s() -> dict[str, float]:
     return totals
 
 
+def profilers_start(pids: dict[str, int]) -> list[subprocess.Popen[bytes]]:
+    """With ``BENCH_PROFILE_DIR`` set, py-spy samples each process (GIL holder only, 100 Hz)
+    during the rounds into ``DIR/NAME.raw`` (collapsed stacks); none otherwise."""
+    out = os.environ.get("BENCH_PROFILE_DIR")
+    if not out:
+        return []
+    Path(out).mkdir(parents=True, exist_ok=True)
+    spy = Path(sys.executable).with_name("py-spy")
+    procs = [
+        subprocess.Popen(  # noqa: S603
+            [str(spy), "record", "--pid", str(pid), "--gil", "-r", "100", "-f", "raw", "-o", f"{out}/{name}.raw"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        for name, pid in pids.items()
+    ]
+    time.sleep(1.0)  # py-spy attaches before the rounds start
+    return procs
+
+
+def profilers_stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Stop the samplers (SIGINT: py-spy writes its file and exits)."""
+    for proc in procs:
+        proc.send_signal(2)
+    for proc in procs:
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 def chain_s(client, model_id: str, info) -> float:  # type: ignore[no-untyped-def]
     facts = EndpointFacts(info.tag, info.provider_name, "structured_outputs" in info.supported_parameters)
     start = time.perf_counter()
@@ -197,6 +227,7 @@ def main() -> None:
         services_before = service_cpu_s()
         own_before = time.process_time()
         overflows_before = listen_overflows()
+        profilers = profilers_start({"sim": sim.pid, **{name: w.pid for name, w in named.items()}})
         at = datetime(2026, 12, 1, 10, 0, tzinfo=UTC).isoformat()
         start = time.perf_counter()
         for model_id in MODELS:
@@ -208,6 +239,7 @@ def main() -> None:
                 raise BenchError(f"the rounds did not all complete within {ROUNDS_DONE_S:.0f} s")
             time.sleep(0.05)
         wall = time.perf_counter() - start
+        profilers_stop(profilers)
         stats_after = r.info("commandstats")
         cpu_round = {pid: cpu_s(pid) - before for pid, before in cpu_before.items()}
         workers_sys = sum(cpu_s(w.pid, (12,)) for w in workers) - sys_before

@@ -1,12 +1,13 @@
-"""Streamed pinned chats on one asyncio event loop per process (aiohttp), for the probes.
+"""Streamed pinned chats on one asyncio event loop per process, for the probes.
 
 Why: a probe reads about 40 SSE chunks. Read by a thread each (httpx, httpcore, h11),
 every chunk is a GIL hand-off among a worker's hundreds of probe threads and a walk
-through three pure-Python layers; read on one event loop by aiohttp (its HTTP parser is
-C), a chunk costs a callback. Measured on the scale bench's fleet, 400 streams 80 at a
-time: 4.3 ms of client CPU per stream with httpx in threads, 7-12 ms with
-``httpx.AsyncClient`` (anyio underneath), 2.2 ms with aiohttp. aiohttp is already the
-simulator's server: no new dependency.
+through three pure-Python layers; read on one event loop, a chunk costs a callback.
+Measured on the scale bench's fleet, 400 streams 80 at a time: 4.3 ms of client CPU per
+stream with httpx in threads, 7-12 ms with ``httpx.AsyncClient`` (anyio underneath), 2.2
+ms with aiohttp (on a faster host); on 2026-12-02, side by side, 2.6-3.2 ms with aiohttp
+and 1.4-1.8 ms with ``openrouter.http1_loop`` (an asyncio protocol over httptools, the
+parser of the gateway's wire), which it now uses.
 
 ``LoopOpenRouterClient`` is an ``OpenRouterClient`` (discovery, generation lookups and
 non-streamed chats stay on httpx) whose streamed ``chat_pinned`` is handed to the loop
@@ -14,10 +15,10 @@ once per call, not per chunk; the calling thread blocks on the result. The frame
 JSON policy and the way a stream ends are ``openrouter.streamcall``'s, as for the httpx
 client, so both clients return the same ``Call`` for the same bytes.
 
-Timing: ``Call.ttft_ms`` and ``total_ms`` count from the instant the request's headers
-were written to the socket (aiohttp's ``on_request_headers_sent``); what came before on
-our side (the hand-off to the loop, the connection pool, the TCP connect) is
-``Call.wait_ms``, so a burst of our own probes does not inflate the endpoint's TTFT.
+Timing: ``Call.ttft_ms`` and ``total_ms`` count from the instant the request was handed
+to the socket (``Exchange.sent_at``); what came before on our side (the hand-off to the
+loop, the connection pool, the TCP connect) is ``Call.wait_ms``, so a burst of our own
+probes does not inflate the endpoint's TTFT.
 """
 
 from __future__ import annotations
@@ -28,14 +29,16 @@ import concurrent.futures
 import os
 import threading
 import weakref
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from types import SimpleNamespace
+from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
-import aiohttp
+import orjson
 
 from openrouter.client import OpenRouterClient, pinned_body
 from openrouter.errors import ErrorInfo, is_moderation_error, parse_error_body
+from openrouter.h1reply import ConnectionLost, InvalidReply, SendFailed, TimedOut, UndecodableBody
+from openrouter.http1 import Target, parse_url, request_head
+from openrouter.http1_loop import Exchange, LoopPool
 from openrouter.jsonbody import InvalidBodyError, TooLargeError
 from openrouter.result import Call, CallContext, status_kind
 from openrouter.streamcall import StreamCall
@@ -83,35 +86,40 @@ class EventLoopThread:
             self._loop = None
 
 
-async def _headers_sent(session: aiohttp.ClientSession, trace: SimpleNamespace, params: Any) -> None:
-    clock: Callable[[], float] = trace.trace_request_ctx["clock"]
-    trace.trace_request_ctx["sent"] = clock()
-
-
 class LoopOpenRouterClient(OpenRouterClient):
     """``OpenRouterClient`` whose streamed chats run on a process-wide event loop.
 
     Same arguments as ``OpenRouterClient``; ``max_connections`` bounds the loop's
     connection pool too. With a ``transport`` (tests' in-process fakes) every call stays
-    on httpx. ``close()`` closes both pools.
+    on httpx. ``close()`` closes both pools. Raises ``ValueError`` for a base URL that is
+    not http(s) with a host (as the httpx client would on its first call).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._loop_streams = not self.transport_injected
         self._runner = EventLoopThread()
-        self._session: aiohttp.ClientSession | None = None
-        self._session_pid = 0
-        # A process-wide client is never closed by its owner: close its session at exit
-        # (aiohttp complains on stderr about an unclosed one).
+        self._pool: LoopPool | None = None
+        self._pool_pid = 0
+        if self._loop_streams:
+            try:
+                self._target: Target = parse_url(f"{self.base_url.rstrip('/')}/chat/completions")
+            except SendFailed as exc:
+                raise ValueError(str(exc)) from None
+            # The same head for every probe: rendered once.
+            self._head = request_head("POST", self._target, {
+                **self.headers, "Accept": "text/event-stream", "Cache-Control": "no-store",
+                "Content-Type": "application/json", "Accept-Encoding": "gzip, deflate",
+            })
+        # A process-wide client is never closed by its owner: close its pool at exit.
         atexit.register(_close_at_exit, weakref.ref(self))
 
     def close(self) -> None:
         super().close()
-        session, self._session = self._session, None
-        if session is not None and self._session_pid == os.getpid():
+        pool, self._pool = self._pool, None
+        if pool is not None and self._pool_pid == os.getpid():
             try:
-                self._runner.run(session.close(), 5.0)
+                self._runner.run(_pool_close(pool), 5.0)
             except (TimeoutError, RuntimeError):
                 pass
         self._runner.close()
@@ -140,88 +148,66 @@ class LoopOpenRouterClient(OpenRouterClient):
                 response_format=response_format, require_parameters=require_parameters, ttft_limit_s=ttft_limit_s,
                 total_timeout_s=total_timeout_s, seed=seed, expected_provider=expected_provider,
             )
-        body = pinned_body(
+        body = orjson.dumps(pinned_body(
             model_id, tag, messages, max_tokens=max_tokens, temperature=temperature, stream=True,
             response_format=response_format, require_parameters=require_parameters, seed=seed,
-        )
+        ))
+        request = self._head + b"Content-Length: %d\r\n\r\n" % len(body) + body
         called = self._clock()
         ctx = CallContext(start=called, clock=self._clock, expected_provider=expected_provider, max_tokens=max_tokens)
         limit_s = self.connect_timeout_s + total_timeout_s + LOOP_MARGIN_S
         try:
-            return self._runner.run(self._stream(body, ctx, called, ttft_limit_s, total_timeout_s), limit_s)
+            return self._runner.run(self._stream(request, ctx, called, ttft_limit_s, total_timeout_s), limit_s)
         except TimeoutError:
             return ctx.call(kind="timeout", message=f"no result from the event loop within {limit_s:.0f} s")
 
-    async def _session_get(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session_pid != os.getpid():
-            trace = aiohttp.TraceConfig()
-            trace.on_request_headers_sent.append(_headers_sent)
-            # No cookie jar (an API client keeps no session), no automatic retries, the
-            # process's DNS cache; keep-alive as httpx's (5 s).
-            self._session = aiohttp.ClientSession(
-                base_url=None, headers=self.headers, cookie_jar=aiohttp.DummyCookieJar(), trace_configs=[trace],
-                connector=aiohttp.TCPConnector(limit=self.max_connections, limit_per_host=0, keepalive_timeout=5.0),
-            )
-            self._session_pid = os.getpid()
-        return self._session
+    def _pool_get(self) -> LoopPool:
+        if self._pool is None or self._pool_pid != os.getpid():
+            self._pool = LoopPool(max_connections=self.max_connections, clock=self._clock)
+            self._pool_pid = os.getpid()
+        return self._pool
 
-    async def _stream(
-        self, body: dict[str, Any], ctx: CallContext, called: float, ttft_limit_s: float, total_timeout_s: float,
-    ) -> Call:
-        session = await self._session_get()
-        # One socket read timeout serves both phases, as for the httpx client: the
-        # smallest of the TTFT, idle and total limits. ``connect`` includes the pool wait.
-        timeout = aiohttp.ClientTimeout(
-            total=None, connect=self.connect_timeout_s, sock_connect=min(self.connect_timeout_s, ttft_limit_s),
-            sock_read=min(ttft_limit_s, self.idle_timeout_s, total_timeout_s),
-        )
-        marks: dict[str, Any] = {"clock": self._clock}
+    async def _stream(self, request: bytes, ctx: CallContext, called: float, ttft_limit_s: float, total_timeout_s: float) -> Call:
+        # One read timeout serves both phases, as for the httpx client: the smallest of
+        # the TTFT, idle and total limits. The connect timeout includes the pool wait.
+        read_s = min(ttft_limit_s, self.idle_timeout_s, total_timeout_s)
         try:
-            response = await session.post(
-                f"{self.base_url}/chat/completions", json=body, timeout=timeout, allow_redirects=False,
-                headers={"Accept": "text/event-stream", "Cache-Control": "no-store"}, trace_request_ctx=marks,
-            )
-        except aiohttp.ConnectionTimeoutError:
-            self._mark_sent(ctx, marks, called)
-            return ctx.call(kind="connect", message="TCP/TLS connect (or a free pooled connection) timed out")
-        except aiohttp.ClientConnectorError as exc:
-            self._mark_sent(ctx, marks, called)
-            return ctx.call(kind="connect", message=f"could not connect: {exc}")
-        except aiohttp.ServerTimeoutError:
-            self._mark_sent(ctx, marks, called)
-            return ctx.call(kind="timeout", message=f"no response headers within {timeout.sock_read}s")
-        except aiohttp.ClientResponseError as exc:
-            # The status line arrived, but what followed did not parse (a bad chunk size).
-            self._mark_sent(ctx, marks, called)
-            return ctx.call(kind="reset", message=f"the response could not be read: {_one_line(exc.message) or type(exc).__name__}")
-        except (aiohttp.ClientError, OSError) as exc:
-            self._mark_sent(ctx, marks, called)
-            return ctx.call(kind="reset", message=f"connection closed before a response: {broken_reason(exc)}")
-        self._mark_sent(ctx, marks, called)
+            exchange = await self._pool_get().send(self._target, request, connect_timeout_s=min(self.connect_timeout_s, ttft_limit_s))
+        except SendFailed as exc:
+            self._mark_sent(ctx, ctx.clock(), called)
+            return ctx.call(kind="connect", message=str(exc))
+        self._mark_sent(ctx, exchange.sent_at, called)
         try:
-            ctx.take_status(response.status, response.headers)
-            status = response.status
+            try:
+                await exchange.head(read_s)
+            except TimedOut:
+                return ctx.call(kind="timeout", message=f"no response headers within {read_s}s")
+            except InvalidReply as exc:
+                return ctx.call(kind="reset", message=f"the response could not be read: {exc}")
+            except ConnectionLost as exc:
+                return ctx.call(kind="reset", message=f"connection closed before a response: {exc}")
+            ctx.take_status(exchange.status, exchange.headers)
+            status = exchange.status
             if not 200 <= status < 300:
-                return await self._aerror_response(response, ctx, ctx.start + total_timeout_s)
+                return await self._aerror_response(exchange, ctx, ctx.start + total_timeout_s, read_s)
             if ctx.clock() - ctx.start > ttft_limit_s:
                 return ctx.call(kind="timeout", message=f"response headers after {ttft_limit_s}s")
-            if "text/event-stream" in response.headers.get("content-type", ""):
-                return await self._aread_stream(response, ctx, ttft_limit_s, total_timeout_s)
+            if "text/event-stream" in exchange.headers.get("content-type", ""):
+                return await self._aread_stream(exchange, ctx, ttft_limit_s, total_timeout_s, read_s)
             # A stream request answered with a plain body (e.g. an HTTP-200 {"error": ...}).
-            raw = await self._aread_capped(response, ctx, ctx.start + total_timeout_s)
+            raw = await self._aread_capped(exchange, ctx, ctx.start + total_timeout_s, read_s)
             return raw if isinstance(raw, Call) else self.plain_body_call(raw, ctx)
         finally:
-            response.release()
+            exchange.close()
 
     @staticmethod
-    def _mark_sent(ctx: CallContext, marks: Mapping[str, Any], called: float) -> None:
-        """The clock starts when the request's headers went out (or, when they never
-        did, when the loop took the call up); the time before is ``wait_ms``."""
-        sent = marks.get("sent", ctx.clock())
+    def _mark_sent(ctx: CallContext, sent: float, called: float) -> None:
+        """The clock starts when the request went out (or, when it never did, when the
+        loop gave up on sending it); the time before is ``wait_ms``."""
         ctx.start = sent
         ctx.wait_ms = max(0.0, (sent - called) * 1000.0)
 
-    async def _aread_stream(self, response: aiohttp.ClientResponse, ctx: CallContext, ttft_limit_s: float, total_timeout_s: float) -> Call:
+    async def _aread_stream(self, exchange: Exchange, ctx: CallContext, ttft_limit_s: float, total_timeout_s: float, read_s: float) -> Call:
         stream = StreamCall(ctx, max_line_bytes=self.max_line_bytes, ttft_limit_s=ttft_limit_s, total_timeout_s=total_timeout_s)
         guard = GuardedBody(
             None, clock=ctx.clock, first_token_deadline=ctx.start + ttft_limit_s,
@@ -229,7 +215,7 @@ class LoopOpenRouterClient(OpenRouterClient):
             first_token_seen=stream.first_token_seen,
         )
         try:
-            async for chunk in response.content.iter_any():
+            while (chunk := await exchange.chunk(read_s)) is not None:
                 # Every chunk (comments included) passes the deadline check before its
                 # events are decoded.
                 guard.take(chunk)
@@ -241,23 +227,24 @@ class LoopOpenRouterClient(OpenRouterClient):
             return stream.fail("too_large", str(exc))
         except InvalidBodyError as exc:
             return stream.fail("invalid_body", str(exc))
-        except aiohttp.ServerTimeoutError:
+        except TimedOut:
             return stream.silent()
-        except aiohttp.ClientPayloadError as exc:
-            if isinstance(exc.__cause__, aiohttp.http_exceptions.ContentEncodingError):
-                return stream.fail("invalid_body", f"undecodable stream: {exc}")
-            return stream.broken(ConnectionError(broken_reason(exc)))
-        except (aiohttp.ClientError, OSError) as exc:
-            return stream.broken(ConnectionError(broken_reason(exc)))
+        except UndecodableBody as exc:
+            return stream.fail("invalid_body", f"undecodable stream: {exc}")
+        except InvalidReply as exc:
+            return stream.fail("reset", f"the response could not be read: {exc}")
+        except ConnectionLost as exc:
+            return stream.broken(exc)
         call = stream.finished()
         if stream.acc.done and stream.acc.error is None:
-            await _drain(response, guard)
+            await _drain(exchange, guard, read_s)
         return call
 
-    async def _aread_capped(self, response: aiohttp.ClientResponse, ctx: CallContext, total_deadline: float) -> bytes | Call:
+    async def _aread_capped(self, exchange: Exchange, ctx: CallContext, total_deadline: float, read_s: float) -> bytes | Call:
         """A whole body under the size cap and the total deadline; a Call on failure."""
-        declared = response.content_length
-        if declared is not None and declared > self.max_response_bytes:
+        declared = exchange.headers.get("content-length", "").strip()
+        coded = exchange.headers.get("content-encoding", "identity").strip().lower() not in ("identity", "")
+        if declared.isdigit() and int(declared) > self.max_response_bytes and not coded:
             return ctx.call(kind="too_large", message=f"Content-Length {declared} exceeds the {self.max_response_bytes}-byte cap")
         guard = GuardedBody(
             None, clock=ctx.clock, first_token_deadline=None, total_deadline=total_deadline,
@@ -265,28 +252,30 @@ class LoopOpenRouterClient(OpenRouterClient):
         )
         parts: list[bytes] = []
         try:
-            async for chunk in response.content.iter_any():
+            while (chunk := await exchange.chunk(read_s)) is not None:
                 guard.take(chunk)
                 parts.append(chunk)
         except TooLargeError as exc:
             return ctx.call(kind="too_large", message=str(exc))
         except Cut:
             return ctx.call(kind="timeout", message="total timeout passed")
-        except aiohttp.ServerTimeoutError as exc:
-            return ctx.call(kind="timeout", message=f"body stalled: {type(exc).__name__}")
-        except (aiohttp.ClientError, OSError) as exc:
+        except TimedOut as exc:
+            return ctx.call(kind="timeout", message=f"body stalled: {exc}")
+        except UndecodableBody as exc:
+            return ctx.call(kind="invalid_body", message=f"undecodable body: {exc}")
+        except ConnectionLost as exc:
             return ctx.call(kind="reset", message=f"connection closed mid-body: {exc}")
         return b"".join(parts)
 
-    async def _aerror_response(self, response: aiohttp.ClientResponse, ctx: CallContext, total_deadline: float) -> Call:
-        status = response.status
-        raw = await self._aread_capped(response, ctx, total_deadline)
+    async def _aerror_response(self, exchange: Exchange, ctx: CallContext, total_deadline: float, read_s: float) -> Call:
+        status = exchange.status
+        raw = await self._aread_capped(exchange, ctx, total_deadline, read_s)
         if isinstance(raw, Call):
             error = ErrorInfo(message=f"HTTP {status}; body unreadable: {raw.error_message}")
             return ctx.call(kind=status_kind(status, error), error=error)
         error = parse_error_body(raw)
         if 300 <= status < 400:
-            error = ErrorInfo(message=f"unexpected redirect HTTP {status} to {response.headers.get('location')!r}")
+            error = ErrorInfo(message=f"unexpected redirect HTTP {status} to {exchange.headers.get('location')!r}")
         message = error.message
         if status == 403 and is_moderation_error(status, error):
             reasons = error.metadata.get("reasons")
@@ -295,28 +284,8 @@ class LoopOpenRouterClient(OpenRouterClient):
         return ctx.call(kind=status_kind(status, error), error=error, message=message, body=raw)
 
 
-def _one_line(message: object) -> str:
-    """aiohttp's parser message on one line, without its caret line ("Invalid character in
-    chunk size: b'zz'")."""
-    lines = (line.strip() for line in str(message or "").splitlines())
-    return " ".join(line for line in lines if line and set(line) != {"^"})
-
-
-def broken_reason(exc: BaseException) -> str:
-    """What an admin reads for a stream aiohttp could not finish: the operating system's
-    error where there is one (``[Errno 104] Connection reset by peer``, as the httpx
-    client says), else a plain phrase; never aiohttp's internal text
-    (``<TransferEncodingError: 400, message='Not enough data ...'>``)."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, OSError) and seen.errno is not None and seen.strerror:
-            return f"[Errno {seen.errno}] {seen.strerror}"
-        seen = seen.__cause__ or seen.__context__
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return "the server closed the connection"
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return "the chunked body ended early (the connection was closed or reset mid-stream)"
-    return type(exc).__name__
+async def _pool_close(pool: LoopPool) -> None:
+    pool.close()
 
 
 def _close_at_exit(ref: weakref.ref[LoopOpenRouterClient]) -> None:
@@ -325,12 +294,12 @@ def _close_at_exit(ref: weakref.ref[LoopOpenRouterClient]) -> None:
         client.close()
 
 
-async def _drain(response: aiohttp.ClientResponse, guard: GuardedBody) -> None:
+async def _drain(exchange: Exchange, guard: GuardedBody, read_s: float) -> None:
     """Read what follows ``[DONE]`` (the end of the chunked body) so the connection goes
-    back to the pool instead of being closed (aiohttp closes a connection released with
-    unread bytes), as the httpx client does; any error only means no reuse."""
+    back to the pool instead of being closed, as the httpx client does; any error only
+    means no reuse."""
     try:
-        async for chunk in response.content.iter_any():
+        while (chunk := await exchange.chunk(read_s)) is not None:
             guard.take(chunk)
     except Exception:  # noqa: BLE001, S110 - the verdict is already taken
         pass

@@ -26,7 +26,10 @@ What it does, and no more (RFC 9112, "HTTP/1.1"; RFC 9110 for the content-coding
   out on it leaves that request a ``ConnectionLost`` with nothing read: it is never sent
   again here (a chat completion is not idempotent), the gateway's retry policy decides.
 
-Errors: every failure is a ``WireError``; ``SendFailed`` when nothing was sent (a bad URL,
+Responses are parsed by ``openrouter.h1reply.ReplyParser``, as the probes' event-loop
+client (``openrouter.http1_loop``) parses them.
+
+Errors (``openrouter.h1reply``): every failure is a ``WireError``; ``SendFailed`` when nothing was sent (a bad URL,
 DNS, connect, TLS handshake, no free connection within the pool timeout), ``TimedOut``
 for a socket timeout, ``ConnectionLost`` for a connection that closed, reset or sent
 something that is not HTTP after the request began to go out.
@@ -39,42 +42,23 @@ import socket
 import ssl
 import threading
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
-import httptools
 import httpx
 
+from openrouter.h1reply import ConnectionLost, ReplyParser, SendFailed, TimedOut, WireError
 from openrouter.jsonbody import TooLargeError
 from openrouter.transport import join_capped
 
-MAX_HEADER_BYTES: Final = 64 * 1024  # a reply's status line and headers; OpenRouter sends ~1 KiB
 # An idle connection older than this is closed, not reused (httpx's default keep-alive
 # expiry): many servers close idle connections after a few seconds, and a request sent
 # on one just as it closes fails.
 KEEPALIVE_EXPIRY_S: Final = 5.0
 _READ_SIZE: Final = 64 * 1024
-_INFLATE_STEP: Final = 64 * 1024  # decoded bytes per zlib step: the caller's cap is checked between steps
 _TOKEN_CHARS: Final = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-
-
-class WireError(Exception):
-    """A request that could not be completed; ``str(exc)`` says why, for a person."""
-
-
-class SendFailed(WireError):
-    """Nothing was sent: the URL, the name lookup, the connection, TLS or the pool failed."""
-
-
-class TimedOut(WireError):
-    """A socket read or write waited past its timeout."""
-
-
-class ConnectionLost(WireError):
-    """The connection closed or reset, or the reply was not HTTP/1.1, after sending began."""
 
 
 @dataclass(frozen=True)
@@ -302,95 +286,37 @@ class Response:
     fields joined with ", "), ``socket`` (for a cut from another thread, which
     ``socket.shutdown`` wakes). ``chunks()`` yields the decoded body per socket read;
     ``close()`` returns the connection to the pool after a complete body that may be kept
-    alive, and closes it otherwise."""
+    alive, and closes it otherwise. The bytes are parsed by ``openrouter.h1reply``."""
 
-    __slots__ = ("status", "headers", "socket", "sent", "_pool", "_origin", "_parser", "_names", "_values",
-                 "_head_done", "_complete", "_body", "_closed", "_head_bytes", "_by_close", "_decoder", "_coding", "_inflated", "_keep")
+    __slots__ = ("socket", "sent", "_pool", "_origin", "_reply", "_closed")
 
     def __init__(self, pool: Pool, origin: tuple[str, str, int], sock: socket.socket) -> None:
-        self.status = 0
-        self.headers: dict[str, str] = {}
         self.socket = sock
         self.sent = False
         self._pool = pool
         self._origin = origin
-        self._parser = httptools.HttpResponseParser(self)
-        self._names: list[str] = []
-        self._values: list[str] = []
-        self._head_done = False
-        self._complete = False
-        self._body: list[bytes] = []
+        self._reply = ReplyParser()
         self._closed = False
-        self._head_bytes = 0
-        self._by_close = False
-        self._decoder: zlib._Decompress | None = None
-        self._coding = "identity"  # the content-coding, lower-cased, once the headers are in
-        self._inflated = False
-        self._keep = False
 
-    # httptools callbacks (bytes in, nothing out). llhttp parses on past the end of a
-    # message: bytes after the final response are a second message nobody asked for, so
-    # they are ignored and the connection is never reused.
-    def on_message_begin(self) -> None:
-        if self._complete:
-            self._keep = False
+    @property
+    def status(self) -> int:
+        return self._reply.status
 
-    def on_header(self, name: bytes, value: bytes) -> None:
-        if self._complete:
-            return
-        self._names.append(name.decode("latin-1").lower())
-        self._values.append(value.decode("latin-1"))
-
-    def on_headers_complete(self) -> None:
-        if self._complete:
-            return
-        status = self._parser.get_status_code()
-        if 100 <= status < 200:  # an interim response: the final one follows
-            self._names.clear()
-            self._values.clear()
-            return
-        self.status = status
-        headers: dict[str, str] = {}
-        for name, value in zip(self._names, self._values, strict=True):
-            headers[name] = f"{headers[name]}, {value}" if name in headers else value
-        self.headers = headers
-        self._head_done = True
-        self._by_close = "content-length" not in headers and "chunked" not in headers.get("transfer-encoding", "").lower()
-
-    def on_body(self, body: bytes) -> None:
-        if not self._complete:
-            self._body.append(body)
-
-    def on_message_complete(self) -> None:
-        if self._head_done and not self._complete:
-            self._complete = True
-            # Asked here: llhttp resets the flags behind it once the callback returns.
-            self._keep = self._parser.should_keep_alive()
+    @property
+    def headers(self) -> dict[str, str]:
+        return self._reply.headers
 
     def read_head(self) -> None:
         """Read until the final status line and headers are in (body bytes that came with
         them are kept for ``chunks``). Raises ``ConnectionLost``, ``OSError``, ``TimeoutError``."""
         self.sent = True
-        while not self._head_done:
+        reply = self._reply
+        while not reply.head_done:
             data = self.socket.recv(_READ_SIZE)
             if not data:
                 raise ConnectionLost("the server closed the connection without a reply")
-            self._head_bytes += len(data)
-            self._feed(data)
-            if not self._head_done and self._head_bytes > MAX_HEADER_BYTES:
-                raise ConnectionLost(f"response headers over {MAX_HEADER_BYTES} bytes")
-        if sum(len(n) + len(v) for n, v in self.headers.items()) > MAX_HEADER_BYTES:
-            raise ConnectionLost(f"response headers over {MAX_HEADER_BYTES} bytes")
-        transfer = [c.strip() for c in self.headers.get("transfer-encoding", "").lower().split(",") if c.strip()]
-        if any(c not in ("chunked", "identity") for c in transfer):
-            raise ConnectionLost(f"transfer-coding {self.headers['transfer-encoding'][:40]!r} is not supported")
-        coding = self._coding = self.headers.get("content-encoding", "identity").strip().lower()
-        if coding == "gzip":
-            self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif coding == "deflate":
-            self._decoder = zlib.decompressobj()
-        elif coding not in ("identity", ""):
-            raise ConnectionLost(f"content-coding {coding[:40]!r} is not supported")
+            reply.feed(data)
+        reply.check_head()
 
     def set_read_timeout(self, seconds: float) -> None:
         """The socket read timeout for the rest of the body (s)."""
@@ -400,44 +326,41 @@ class Response:
         """The body, decoded, one piece per socket read (pieces may be empty: keep-alive
         bytes, or compressed bytes that decode to nothing yet). Raises ``TimedOut`` or
         ``ConnectionLost``; after an error the connection is never reused."""
+        reply = self._reply
         try:
             while True:
-                if self._body:
-                    raw = self._body[0] if len(self._body) == 1 else b"".join(self._body)
-                    self._body.clear()
-                    yield from self._decode(raw)
-                if self._complete:
-                    if self._decoder is not None:
-                        yield from self._decode_end()
+                if raw := reply.take_raw():
+                    yield from reply.decode(raw)
+                if reply.complete:
+                    yield from reply.decode_end()
                     return
                 data = self.socket.recv(_READ_SIZE)
-                if not data:
-                    if self._by_close:
-                        self._complete = True  # the connection is not kept: _keep stays False
-                        continue
-                    raise ConnectionLost("the connection closed mid-body")
-                self._feed(data)
+                if data:
+                    reply.feed(data)
+                else:
+                    reply.end_of_input()
         except TimeoutError:
-            self._keep = False
+            reply.spoil()
             raise TimedOut("the body went silent past the read timeout") from None
         except OSError as exc:
-            self._keep = False
+            reply.spoil()
             raise ConnectionLost(f"the connection failed mid-body: {exc}") from None
         except WireError:
-            self._keep = False
+            reply.spoil()
             raise
 
     def read(self, cap: int) -> bytes:
         """The whole decoded body; raises ``TooLargeError`` once a declared
         ``Content-Length`` or the bytes read pass ``cap``, or a ``WireError``."""
         declared = self.headers.get("content-length", "").strip()
-        if declared.isdigit() and int(declared) > cap and self._decoder is None:
+        coded = self.headers.get("content-encoding", "identity").strip().lower() not in ("identity", "")
+        if declared.isdigit() and int(declared) > cap and not coded:
             raise TooLargeError("reply", cap)
         return join_capped(self.chunks(), cap)
 
     def discard(self) -> None:
         """Close the connection whatever was read (after an error: it is never reused)."""
-        self._keep = False
+        self._reply.spoil()
         self.close()
 
     def close(self) -> None:
@@ -445,61 +368,8 @@ class Response:
         if self._closed:
             return
         self._closed = True
-        if self._complete and self._keep:
+        if self._reply.keep:
             self._pool._release(self.socket, self._origin)
         else:
             self.socket.close()
             self._pool._release(None)
-
-    def _feed(self, data: bytes) -> None:
-        if self._complete:  # stray bytes after the reply (a close-delimited one ended at EOF)
-            self._keep = False
-            return
-        try:
-            self._parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            raise ConnectionLost("the server switched protocols") from None
-        except httptools.HttpParserError as exc:
-            if self._complete:  # the reply was whole; what followed it is not HTTP
-                self._keep = False
-                return
-            raise ConnectionLost(f"the reply is not valid HTTP/1.1: {exc}") from None
-
-    def _decode(self, raw: bytes) -> Iterator[bytes]:
-        decoder = self._decoder
-        if decoder is None:
-            yield raw
-            return
-        try:
-            try:
-                out = decoder.decompress(raw, _INFLATE_STEP)
-            except zlib.error:
-                if self._inflated or self._coding != "deflate":
-                    raise
-                # "deflate" sent as a raw DEFLATE stream, without its zlib wrapper (RFC
-                # 9110 section 8.4.1.2 notes that some servers do): decode it as that.
-                decoder = self._decoder = zlib.decompressobj(-zlib.MAX_WBITS)
-                out = decoder.decompress(raw, _INFLATE_STEP)
-            self._inflated = True
-            yield out
-            while decoder.unconsumed_tail:
-                yield decoder.decompress(decoder.unconsumed_tail, _INFLATE_STEP)
-            if decoder.eof and decoder.unused_data:
-                rest = decoder.unused_data
-                if self._coding != "gzip":
-                    raise ConnectionLost("bytes after the end of the compressed body")
-                # Another gzip member (RFC 1952 section 2.2: members are concatenated).
-                self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                yield from self._decode(rest)
-        except zlib.error as exc:
-            raise ConnectionLost(f"the body could not be decoded: {exc}") from None
-
-    def _decode_end(self) -> Iterator[bytes]:
-        """The end of a compressed body: what the decoder still holds; raises
-        ``ConnectionLost`` for a compressed stream cut short."""
-        decoder = self._decoder
-        assert decoder is not None
-        if tail := decoder.flush():
-            yield tail
-        if self._inflated and not decoder.eof:
-            raise ConnectionLost("the compressed body ended before its end marker")

@@ -25,17 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from openrouter.errors import parse_error_body, parse_retry_after
-from openrouter.http1 import (
-    ConnectionLost,
-    Pool,
-    Response,
-    SendFailed,
-    Target,
-    TimedOut,
-    WireError,
-    parse_url,
-    request_head,
-)
+from openrouter.h1reply import ConnectionLost, SendFailed, TimedOut, WireError
+from openrouter.http1 import Pool, Response, Target, parse_url, request_head
 from openrouter.jsonbody import InvalidBodyError, TooLargeError
 from openrouter.sse import DEFAULT_MAX_LINE_BYTES
 from openrouter.transport import (

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from openrouter.http1 import ConnectionLost, Pool, SendFailed, TimedOut, parse_url, request_head
+from openrouter.h1reply import ConnectionLost, SendFailed, TimedOut
+from openrouter.http1 import Pool, parse_url, request_head
 from openrouter.jsonbody import TooLargeError
 from tests.openrouter.scripted import ScriptedServer, _read_request, closed_port
 
