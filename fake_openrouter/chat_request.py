@@ -6,6 +6,7 @@ body, so the server always answers a bad request with a 400 instead of crashing.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -161,8 +162,20 @@ def reply_language(texts: list[tuple[str, str]]) -> str:
     """The language a prompt asks for: the first English language name found in a system
     message (the earliest in the text), else in any message; "en" when none is named.
 
-    ``texts`` is [(role, text)] in message order.
+    ``texts`` is [(role, text)] in message order. Prompts under ``_CACHED_PROMPT_CHARS``
+    are remembered (a canary round sends the same few prompts hundreds of times, and the
+    search runs one pattern per language).
     """
+    key = tuple(texts)
+    if sum(len(text) for _, text in key) <= _CACHED_PROMPT_CHARS:
+        return _reply_language_cached(key)
+    return _reply_language(key)
+
+
+_CACHED_PROMPT_CHARS = 16_384
+
+
+def _reply_language(texts: tuple[tuple[str, str], ...]) -> str:
     system = [text for role, text in texts if role in ("system", "developer")]
     for text in [*system, *(text for _, text in texts)]:
         found = [
@@ -173,6 +186,9 @@ def reply_language(texts: list[tuple[str, str]]) -> str:
         if found:
             return min(found)[1]
     return "en"
+
+
+_reply_language_cached = functools.lru_cache(maxsize=512)(_reply_language)
 
 
 def _content_text(content: Any, index: int) -> str:

@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 from canary import probes as probe_mod
-from canary.db import connection_release, text_fields_fit
+from canary.db import connection_release, rows_insert, text_fields_fit
 from canary.judges._guard import json_safe
 from canary.judges.detector import get_detector
 from canary.models import Endpoint, ProbeResult, Round
@@ -162,7 +162,7 @@ def round_inputs_of(row: ProbeResult) -> ProbeOutcome:
 def probe_record(rnd: Round, ep: Endpoint, outcomes: Sequence[ProbeOutcome], now: datetime) -> None:
     """Store a probe's results; a redelivered probe never creates a second result (the
     unique constraint on round, endpoint, kind and sample; conflicts are ignored)."""
-    ProbeResult.objects.bulk_create([_result_row(rnd, ep, o, now) for o in outcomes], ignore_conflicts=True)
+    rows_insert([_result_row(rnd, ep, o, now) for o in outcomes])
 
 
 def endpoint_probes_run(

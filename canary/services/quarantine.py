@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from canary import policy
-from canary.db import rows_update
+from canary.db import rows_insert, rows_update
 from canary.exclusions import INCIDENT_MAX_HOURS, target_matches, target_normalise
 from canary.models import (
     Decision,
@@ -87,13 +87,13 @@ def _state_onto(row: EndpointPolicyState, state: policy.EndpointState) -> None:
 def _policy_rows_locked(endpoints: list[Endpoint]) -> dict[str, EndpointPolicyState]:
     """The policy rows of ``endpoints`` by tag, locked FOR UPDATE, created when missing
     (in two statements whatever the fleet size)."""
-    ids = [ep.pk for ep in endpoints]
-    have = set(EndpointPolicyState.objects.filter(endpoint_id__in=ids).values_list("endpoint_id", flat=True))
-    if len(have) < len(set(ids)):
-        EndpointPolicyState.objects.bulk_create(
-            [EndpointPolicyState(endpoint_id=pk) for pk in set(ids) - have], ignore_conflicts=True
-        )
-    locked = EndpointPolicyState.objects.select_for_update().filter(endpoint_id__in=ids).select_related("endpoint")
+    by_id = {ep.pk: ep for ep in endpoints}
+    have = set(EndpointPolicyState.objects.filter(endpoint_id__in=by_id).values_list("endpoint_id", flat=True))
+    if len(have) < len(by_id):
+        rows_insert([EndpointPolicyState(endpoint_id=pk) for pk in by_id.keys() - have])
+    locked = list(EndpointPolicyState.objects.select_for_update().filter(endpoint_id__in=by_id))
+    for row in locked:
+        row.endpoint = by_id[row.endpoint_id]  # the caller's instances: no second read of the endpoints
     return {row.endpoint.tag: row for row in locked}
 
 

@@ -20,7 +20,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from canary import probes as probe_mod
-from canary.db import rows_update
+from canary.db import rows_insert, rows_update
 from canary.languages import validate_language
 from canary.models import Decision, Endpoint, EndpointRound, ProbeResult, Provider, Round
 from canary.probes import ProbeOutcome
@@ -46,6 +46,9 @@ ROUND_SLOT_S = 30 * 60
 PROVIDER_SEEN_EVERY = timedelta(minutes=10)
 # What the round judgement writes on a probe row (once).
 FINAL_FIELDS = ["verdict", "round_reason", "fleet_rate"]
+# A probe row's columns that neither the round judgement nor its storing reads.
+_UNJUDGED_FIELDS = ("ttft_ms", "total_ms", "wait_ms", "finish_reason", "http_status", "serving_provider", "generation_id",
+                    "reply_excerpt", "created_at")
 # What discovery rewrites on every round (admin-set fields such as positive controls stay).
 ENDPOINT_LISTING_FIELDS = [
     "provider", "provider_name", "quantization", "context_length", "supported_parameters",
@@ -271,7 +274,15 @@ def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Rou
         )
         if rnd is None:
             return None
-        rows = list(ProbeResult.objects.filter(round=rnd).exclude(kind__in=probe_mod.ROUND_CHECKS).select_related("endpoint"))
+        # The model's endpoints once, not a joined copy per probe row (each parses the
+        # endpoint's JSON columns); the columns the judgement does not read stay unread.
+        model_endpoints = list(Endpoint.objects.filter(model_id=rnd.model_id))
+        endpoints = {ep.pk: ep for ep in model_endpoints}
+        rows = list(ProbeResult.objects.filter(round=rnd).exclude(kind__in=probe_mod.ROUND_CHECKS).defer(*_UNJUDGED_FIELDS))
+        if strays := {row.endpoint_id for row in rows} - endpoints.keys():
+            endpoints.update((ep.pk, ep) for ep in Endpoint.objects.filter(pk__in=strays))
+        for row in rows:
+            row.endpoint = endpoints[row.endpoint_id]
         reported = {(row.endpoint_id, row.kind) for row in rows if row.sample == 0}
         lost_at = timezone.now()
         missing = [
@@ -281,7 +292,8 @@ def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Rou
                 reason="the probe never reported before the round's time budget ran out (lost worker?)",
                 evidence={}, created_at=lost_at,
             )
-            for ep in Endpoint.objects.filter(model_id=rnd.model_id, active=True)
+            for ep in model_endpoints
+            if ep.active
             for kind in probe_mod.PROBE_KINDS
             if (ep.pk, kind) not in reported
         ]
@@ -471,15 +483,12 @@ def _store_judgement(
     with transaction.atomic():
         rows_update(rows, FINAL_FIELDS)
         # A lost probe that reports after all is overwritten: the row keeps what was judged.
-        ProbeResult.objects.bulk_create(
-            missing + checks, update_conflicts=True, unique_fields=["round", "endpoint", "kind", "sample"],
+        rows_insert(
+            missing + checks, unique_fields=["round", "endpoint", "kind", "sample"],
             update_fields=[*FINAL_FIELDS, "language", "prompt_id", "probe_verdict", "raw_verdict", "check_name", "reason",
                            "evidence", "transport_kind", "created_at"],
         )
-        EndpointRound.objects.bulk_create(
-            endpoint_rounds, update_conflicts=True, unique_fields=["round", "endpoint"],
-            update_fields=["outcome", "severity", "evidence", "created_at"],
-        )
+        rows_insert(endpoint_rounds, unique_fields=["round", "endpoint"], update_fields=["outcome", "severity", "evidence", "created_at"])
         rnd.prompt_tokens = sum(row.prompt_tokens for row in rows)
         rnd.completion_tokens = sum(row.completion_tokens for row in rows)
         rnd.cost_usd = sum((row.cost_usd for row in rows), Decimal(0))
