@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from datetime import date, datetime, time
+from decimal import Decimal
 from typing import Any, TypeVar
+from uuid import UUID
 
+import orjson
 from django.db import connection
-from django.db.models import CharField, Field, JSONField, Model, TextField
+from django.db.models import CharField, Field, Model, TextField
 
 from core.text import storable
 
@@ -29,34 +34,32 @@ def connection_release() -> None:
 def rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
     """Write ``fields`` of ``rows`` (saved instances of one model) in one statement.
 
-    On PostgreSQL an ``UPDATE … FROM unnest(…)`` of the primary keys and those columns
-    only, each array cast to its column's type. The upsert it replaces (bulk_create with
-    ``update_conflicts`` on the primary key) sent every column of every row, JSON evidence
-    included, to change two or three of them: most of a round's finalisation CPU under
-    cProfile. Elsewhere (the demo's SQLite), or for a JSON column (an array of jsonb would
-    need its own adaptation), that upsert. Rows that no longer exist are skipped.
+    On PostgreSQL an ``UPDATE … FROM jsonb_populate_recordset(…)`` of the primary keys and
+    those columns only, the rows sent as one JSON parameter (``_recordset``). The upsert it
+    replaced (bulk_create with ``update_conflicts`` on the primary key) sent every column
+    of every row, JSON evidence included, to change two or three of them: most of a
+    round's finalisation CPU under cProfile. Elsewhere (the demo's SQLite), or for values
+    JSON cannot carry, that upsert. Rows that no longer exist are skipped.
     """
     if not rows:
         return
     model = type(rows[0])
     meta = model._meta
     columns = [_column(model, name) for name in fields]
-    if connection.vendor != "postgresql" or any(isinstance(f, JSONField) for f in columns):
+    pk = _column(model, meta.pk.name)
+    document = _recordset(rows, [pk, *columns]) if connection.vendor == "postgresql" else None
+    if document is None:
         model._default_manager.bulk_create(rows, update_conflicts=True, unique_fields=[meta.pk.name], update_fields=list(fields))
         return
     quote = connection.ops.quote_name
-    every = [_column(model, meta.pk.name), *columns]
+    table = quote(meta.db_table)
     sets = ", ".join(f"{quote(f.column)} = v.{quote(f.column)}" for f in columns)
-    arrays = ", ".join(f"%s::{f.db_type(connection)}[]" for f in every)
-    names = ", ".join(quote(f.column) for f in every)
-    pk = quote(meta.pk.column)
     sql = (
-        f"UPDATE {quote(meta.db_table)} AS t SET {sets} "  # noqa: S608 - names and types come from the model
-        f"FROM unnest({arrays}) AS v({names}) WHERE t.{pk} = v.{pk}"
+        f"UPDATE {table} AS t SET {sets} "  # noqa: S608 - names come from the model
+        f"FROM jsonb_populate_recordset(NULL::{table}, %s::jsonb) AS v WHERE t.{quote(pk.column)} = v.{quote(pk.column)}"
     )
-    params = [[f.get_db_prep_save(getattr(row, f.attname), connection) for row in rows] for f in every]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [document])
 
 
 def rows_insert(rows: Sequence[Model], *, unique_fields: Sequence[str] = (), update_fields: Sequence[str] = ()) -> None:
@@ -64,13 +67,16 @@ def rows_insert(rows: Sequence[Model], *, unique_fields: Sequence[str] = (), upd
     one statement; a row that conflicts with a stored one is skipped, or, with
     ``unique_fields`` and ``update_fields``, writes those fields onto it (an upsert).
 
-    On PostgreSQL an ``INSERT … VALUES (…), (…) ON CONFLICT …`` of every column but the
-    auto primary key. Why not ``bulk_create``: Django 5.2 sends several rows as UNNEST of
-    one array per column, and psycopg builds each array literal in Python: a probe's
-    4-row insert cost ~2.0-2.4 ms of CPU that way against ~0.8-1.0 ms as VALUES
-    (2026-12-02, side by side on the scale bench's rows). Elsewhere (the demo's SQLite)
-    ``bulk_create`` with the same conflict handling. Raises ``ValueError`` for
-    ``update_fields`` without ``unique_fields``, and the database's errors.
+    On PostgreSQL an ``INSERT … SELECT … FROM jsonb_populate_recordset(…) ON CONFLICT …``
+    of every column but the auto primary key, the rows sent as one JSON parameter
+    (``_recordset``). Why not ``bulk_create``: Django 5.2 sends several rows as UNNEST of
+    one array per column, and psycopg builds each array literal in Python; as VALUES,
+    psycopg re-parses a statement of over 50 parameters on every call. Side by side on
+    the scale bench's rows (2026-12-02), CPU per insert: 4 rows 1.3-1.9 ms as VALUES,
+    0.8-0.9 ms as one JSON parameter; 30 rows 6-11 ms against 1.5-2.1 ms. Elsewhere (the
+    demo's SQLite), or for values JSON cannot carry, ``bulk_create`` with the same
+    conflict handling. Raises ``ValueError`` for ``update_fields`` without
+    ``unique_fields``, and the database's errors.
     """
     if not rows:
         return
@@ -78,7 +84,9 @@ def rows_insert(rows: Sequence[Model], *, unique_fields: Sequence[str] = (), upd
         raise ValueError("an upsert needs the unique fields its conflict is on")
     model = type(rows[0])
     meta = model._meta
-    if connection.vendor != "postgresql":
+    fields = [f for f in meta.concrete_fields if f is not meta.auto_field]
+    document = _recordset(rows, fields, adding=True) if connection.vendor == "postgresql" else None
+    if document is None:
         if update_fields:
             model._default_manager.bulk_create(rows, update_conflicts=True, unique_fields=list(unique_fields),
                                                update_fields=list(update_fields))
@@ -86,8 +94,8 @@ def rows_insert(rows: Sequence[Model], *, unique_fields: Sequence[str] = (), upd
             model._default_manager.bulk_create(rows, ignore_conflicts=True)
         return
     quote = connection.ops.quote_name
-    fields = [f for f in meta.concrete_fields if f is not meta.auto_field]
-    one = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    table = quote(meta.db_table)
+    names = ", ".join(quote(f.column) for f in fields)
     if update_fields:
         target = ", ".join(quote(_column(model, name).column) for name in unique_fields)
         sets = ", ".join(f"{quote(c)} = EXCLUDED.{quote(c)}" for c in (_column(model, name).column for name in update_fields))
@@ -95,12 +103,47 @@ def rows_insert(rows: Sequence[Model], *, unique_fields: Sequence[str] = (), upd
     else:
         conflict = "ON CONFLICT DO NOTHING"
     sql = (
-        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "  # noqa: S608 - names come from the model
-        f"VALUES {', '.join([one] * len(rows))} {conflict}"
+        f"INSERT INTO {table} ({names}) SELECT {names} "  # noqa: S608 - names come from the model
+        f"FROM jsonb_populate_recordset(NULL::{table}, %s::jsonb) {conflict}"
     )
-    params = [f.get_db_prep_save(f.pre_save(row, True), connection) for row in rows for f in fields]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [document])
+
+
+# PostgreSQL's spellings of the floats JSON has no number for (float8 input, case-insensitive).
+_NON_FINITE = {math.inf: "Infinity", -math.inf: "-Infinity"}
+
+
+def _recordset(rows: Sequence[Model], fields: Sequence[Field[Any, Any]], *, adding: bool = False) -> str | None:
+    """``rows``' values of ``fields`` as a JSON array of objects keyed by column, which
+    ``jsonb_populate_recordset`` turns back into the table's row type (each scalar through
+    its column type's text input: PostgreSQL docs, "JSON Processing Functions"). A JSON
+    column's value is nested as it is; a SQL NULL is JSON null (which that function reads
+    as NULL, for a JSON column too, as Django stores None). Datetimes go as ISO 8601 with
+    their offset, decimals as their exact text, non-finite floats by name. None when a
+    value has no such form (an integer past 64 bits, a string with a lone surrogate):
+    the caller falls back to Django's statement."""
+    records = []
+    for row in rows:
+        record: dict[str, Any] = {}
+        for f in fields:
+            value = f.get_prep_value(f.pre_save(row, adding) if adding else getattr(row, f.attname))
+            if isinstance(value, float) and not math.isfinite(value):
+                value = _NON_FINITE.get(value, "NaN")
+            record[f.column] = value
+        records.append(record)
+    try:
+        return orjson.dumps(records, default=_json_scalar).decode()
+    except orjson.JSONEncodeError:
+        return None
+
+
+def _json_scalar(value: Any) -> str:
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, Decimal | UUID):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} has no JSON form")
 
 
 def _column(model: type[Model], name: str) -> Field[Any, Any]:
