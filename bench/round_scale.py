@@ -230,6 +230,7 @@ def main() -> None:
         profilers = profilers_start({"sim": sim.pid, **{name: w.pid for name, w in named.items()}})
         at = datetime(2026, 12, 1, 10, 0, tzinfo=UTC).isoformat()
         start = time.perf_counter()
+        dispatched_at = datetime.now(UTC)
         for model_id in MODELS:
             round_start_task.delay(model_id, at)
         deadline = time.monotonic() + ROUNDS_DONE_S
@@ -259,6 +260,14 @@ def main() -> None:
         print(f"wall time of the 10 rounds: {wall:.2f} s")
         print(f"ratio wall / slowest chain: {wall / slowest:.3f} (target <= 1.5)")
         print(f"tasks per second: {tasks / wall:.1f}")
+        # A round's deadline is set when it opens (discovery done), its budget after.
+        budget_s = settings.CANARY_ROUND_BUDGET_S
+        times = sorted(
+            ((d - dispatched_at).total_seconds() - budget_s, (f - dispatched_at).total_seconds())
+            for d, f in Round.objects.filter(model_id__in=MODELS, status="completed").values_list("deadline_at", "finished_at")
+            if d and f
+        )
+        print("rounds opened / finalised (s after dispatch): " + ", ".join(f"{o:.2f}/{f:.2f}" for o, f in times))
         print(f"broker (Redis) commands per probe: {commands / probes:.1f} (includes rate-limit counters)")
         cores = os.cpu_count() or 1
         used = sum(cpu_round.values()) + sum(services_round.values()) + own_round
