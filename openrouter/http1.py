@@ -6,9 +6,9 @@ Why the gateway does not read its streams through httpx: a streamed chat reply i
 events, each its own socket read, and httpx's transport (httpcore over h11, both pure
 Python) spends ~1.3 ms of CPU per reply of this machine's ~1.6 ms on parsing and layering
 (``bench/gateway.py``, one request at a time, 2026-12-01); through this module the same
-reply costs ~0.35 ms, the rest being the system calls. The canary's probes already read
-through a C parser (aiohttp's, ``openrouter.aiochat``); discovery and the internal clients
-stay on httpx, where a request's CPU does not matter.
+reply costs ~0.35 ms, the rest being the system calls. The canary's probes read through
+the same parser on an event loop (``openrouter.http1_loop``); discovery and the internal
+clients stay on httpx, where a request's CPU does not matter.
 
 What it does, and no more (RFC 9112, "HTTP/1.1"; RFC 9110 for the content-codings):
 

@@ -21,7 +21,8 @@ What it does, and no more (RFC 9112; ``openrouter.h1reply`` for the framing and 
   timeout since the last bytes arrived raises ``TimedOut``; a timer is not re-armed per
   read, which is most of what per-read timeouts cost.
 
-Everything runs on the loop that created the pool; nothing here is thread-safe.
+Everything runs on the loop that created the pool (asyncio's or uvloop's); nothing here
+is thread-safe.
 Errors: ``openrouter.h1reply``'s ``SendFailed``, ``TimedOut`` and ``ConnectionLost``.
 """
 
@@ -32,6 +33,7 @@ import ssl
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import cast
 
 import httpx
 
@@ -58,8 +60,8 @@ class _Wire(asyncio.Protocol):
         self.timer_s = 0.0  # the silence the timer allows (s)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A stream transport (uvloop's is not a subclass of asyncio's, but has its methods).
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         self.last_data = self.loop.time()
