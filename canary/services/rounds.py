@@ -91,7 +91,7 @@ def endpoints_sync(model_id: str, infos: Iterable[Any], now: datetime) -> list[E
     }
     if missing:
         # Another round may create the same provider at the same moment: keep theirs.
-        Provider.objects.bulk_create(missing.values(), ignore_conflicts=True)
+        rows_insert(list(missing.values()))
         providers.update({p.slug: p for p in Provider.objects.filter(slug__in=missing)})
     for info in infos:
         provider = providers[info.provider_slug]
@@ -117,9 +117,7 @@ def endpoints_sync(model_id: str, infos: Iterable[Any], now: datetime) -> list[E
     }
     # One upsert: new endpoints inserted, known ones get the listing's fields (admin-set
     # fields such as positive controls, and first_seen, stay as they are).
-    Endpoint.objects.bulk_create(
-        listed.values(), update_conflicts=True, unique_fields=["model_id", "tag"], update_fields=ENDPOINT_LISTING_FIELDS
-    )
+    rows_insert(list(listed.values()), unique_fields=["model_id", "tag"], update_fields=ENDPOINT_LISTING_FIELDS)
     rows = {ep.tag: ep for ep in Endpoint.objects.filter(model_id=model_id).select_related("provider")}
     seen = [rows[info.tag] for info in infos]
     stale = [ep.pk for tag, ep in rows.items() if tag not in listed and ep.active]
