@@ -100,7 +100,8 @@ class LoopOpenRouterClient(OpenRouterClient):
     Same arguments as ``OpenRouterClient``; ``max_connections`` bounds the loop's
     connection pool too. With a ``transport`` (tests' in-process fakes) every call stays
     on httpx. ``close()`` closes both pools. Raises ``ValueError`` for a base URL that is
-    not http(s) with a host (as the httpx client would on its first call).
+    not http(s) with a host, or a header value (the API key, the attribution headers)
+    with a line break or a character outside ISO-8859-1.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -112,13 +113,13 @@ class LoopOpenRouterClient(OpenRouterClient):
         if self._loop_streams:
             try:
                 self._target: Target = parse_url(f"{self.base_url.rstrip('/')}/chat/completions")
-            except SendFailed as exc:
+                # The same head for every probe: rendered once.
+                self._head = request_head("POST", self._target, {
+                    **self.headers, "Accept": "text/event-stream", "Cache-Control": "no-store",
+                    "Content-Type": "application/json", "Accept-Encoding": "gzip, deflate",
+                })
+            except SendFailed as exc:  # a base URL or a header value (the API key) that cannot be sent
                 raise ValueError(str(exc)) from None
-            # The same head for every probe: rendered once.
-            self._head = request_head("POST", self._target, {
-                **self.headers, "Accept": "text/event-stream", "Cache-Control": "no-store",
-                "Content-Type": "application/json", "Accept-Encoding": "gzip, deflate",
-            })
         # A process-wide client is never closed by its owner: close its pool at exit.
         atexit.register(_close_at_exit, weakref.ref(self))
 

@@ -1,5 +1,8 @@
-"""The event-loop client's own behaviour: the wait on our side before a request is on the
-wire is reported apart from the time to first token (``Call.wait_ms``)."""
+"""The event-loop client's own behaviour (``openrouter.aiochat`` over ``openrouter.http1_loop``):
+the wait on our side before a request is on the wire is reported apart from the time to
+first token (``Call.wait_ms``), a broken body reads as a plain reason, connections are
+kept alive, and a client that could not send is refused when built. What both clients
+share (the same ``Call`` for the same bytes) is in the other modules of this folder."""
 
 from __future__ import annotations
 
@@ -83,3 +86,27 @@ def test_a_chunk_size_that_does_not_parse_is_named_not_read_as_a_closed_connecti
         call = pinned(client, stream=True)
     assert call.transport_kind == "reset"
     assert call.error_message == "the response could not be read: the reply is not valid HTTP/1.1: Invalid character in chunk size"
+
+
+def test_sequential_streams_share_one_kept_alive_connection(start_sim, default_fleet) -> None:  # type: ignore[no-untyped-def]
+    # After [DONE] the rest of the chunked body is read, so the connection goes back to
+    # the pool: three probes one after another open one connection, not three.
+    sim = start_sim(default_fleet)
+    with LoopOpenRouterClient(base_url=sim.base_url) as client:
+        calls = [
+            client.chat_pinned("meta-llama/llama-3.3-70b-instruct", "atlas/fp8", [{"role": "user", "content": "Hi"}],
+                               max_tokens=64, stream=True, ttft_limit_s=5.0, total_timeout_s=10.0)
+            for _ in range(3)
+        ]
+        assert [call.transport_kind for call in calls] == [None, None, None]
+        pool = client._pool  # noqa: SLF001 - the pool's count of open connections is what is tested
+        assert pool is not None and pool._open == 1  # noqa: SLF001
+
+
+@pytest.mark.parametrize(("kwargs", "says"), [
+    ({"base_url": "ftp://127.0.0.1/api/v1"}, "scheme must be http or https"),
+    ({"base_url": "http://127.0.0.1:1/api/v1", "api_key": "sk-or-abc\r\nX-Smuggled: 1"}, "line break"),
+])
+def test_a_client_that_could_not_send_its_requests_is_refused_when_built(kwargs: dict[str, str], says: str) -> None:
+    with pytest.raises(ValueError, match=says):
+        LoopOpenRouterClient(**kwargs)
