@@ -18,6 +18,9 @@ drawn one (p50/p95), beside the wait on our own side that the measurement exclud
 the simulator's own clock of the same probes' first tokens: what its clock shows late is
 its single event loop's queue under the round's burst, the rest is our side.
 Every wait has a timeout, and a worker that dies ends the bench with a message.
+``BENCH_PROFILE_DIR=DIR`` samples the workers and the simulator with py-spy during the
+rounds (``DIR/w0.raw``, ``DIR/sim.raw``: collapsed stacks of the thread holding the GIL,
+100 Hz); the sampling slows the rounds, so such a run's ratio means nothing.
 Needs PostgreSQL and Redis on loopback (`make bench` starts them). Uses a fresh database
 `reverie_bench` and Redis database 9 (flushed).
 """
@@ -143,8 +146,10 @@ def profilers_start(pids: dict[str, int]) -> list[subprocess.Popen[bytes]]:
     out = os.environ.get("BENCH_PROFILE_DIR")
     if not out:
         return []
-    Path(out).mkdir(parents=True, exist_ok=True)
     spy = Path(sys.executable).with_name("py-spy")
+    if not spy.exists():
+        raise BenchError(f"BENCH_PROFILE_DIR needs py-spy beside {sys.executable}: {spy.parent}/pip install py-spy")
+    Path(out).mkdir(parents=True, exist_ok=True)
     procs = [
         subprocess.Popen(  # noqa: S603
             [str(spy), "record", "--pid", str(pid), "--gil", "-r", "100", "-f", "raw", "-o", f"{out}/{name}.raw"],
