@@ -229,3 +229,19 @@ class ReplyParser:
             yield tail
         if self._inflated and not decoder.eof:
             raise UndecodableBody("the compressed body ended before its end marker")
+
+
+class ParsedReply:
+    """What a response being read exposes of its ``ReplyParser`` (``_reply``): ``status``
+    (int) and ``headers`` (lower-cased names), once its head is in."""
+
+    __slots__ = ()
+    _reply: ReplyParser
+
+    @property
+    def status(self) -> int:
+        return self._reply.status
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return self._reply.headers

@@ -49,7 +49,15 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from openrouter.h1reply import ConnectionLost, ReplyParser, SendFailed, TimedOut, WireError
+from openrouter.h1idle import IdleConnections
+from openrouter.h1reply import (
+    ConnectionLost,
+    ParsedReply,
+    ReplyParser,
+    SendFailed,
+    TimedOut,
+    WireError,
+)
 from openrouter.jsonbody import TooLargeError
 from openrouter.transport import join_capped
 
@@ -145,8 +153,7 @@ class Pool:
         self.keepalive_expiry_s = keepalive_expiry_s
         self._clock = clock
         self._ssl_context = ssl_context
-        # Per origin, idle connections with the monotonic second each went idle, newest last.
-        self._idle: dict[tuple[str, str, int], list[tuple[socket.socket, float]]] = {}
+        self._idle: IdleConnections[socket.socket] = IdleConnections(socket.socket.close)
         self._open = 0
         self._lock = threading.Condition(threading.Lock())
         self._closed = False
@@ -186,12 +193,8 @@ class Pool:
         response is."""
         with self._lock:
             self._closed = True
-            idle = [s for socks in self._idle.values() for s, _ in socks]
-            self._idle.clear()
-            self._open -= len(idle)
+            self._open -= self._idle.close_all()
             self._lock.notify_all()
-        for sock in idle:
-            sock.close()
 
     def _checkout(self, target: Target, timeout_s: float) -> socket.socket:
         origin = target.origin
@@ -200,15 +203,10 @@ class Pool:
             while True:
                 if self._closed:
                     raise SendFailed("the connection pool is closed")
-                idle = self._idle.get(origin)
-                if idle:
-                    fresh_after = self._clock() - self.keepalive_expiry_s
-                    while idle:
-                        sock, since = idle.pop()
-                        if since >= fresh_after and _usable(sock):
-                            return sock
-                        self._open -= 1
-                        sock.close()
+                sock, closed = self._idle.take(origin, self._clock() - self.keepalive_expiry_s, _usable)
+                self._open -= closed
+                if sock is not None:
+                    return sock
                 if self._open < self.max_connections:
                     self._open += 1
                     break
@@ -228,15 +226,9 @@ class Pool:
     def _evict_idle(self) -> bool:
         """Close the longest-idle connection of any origin (the caller holds the lock and
         found the pool full); False when none is idle."""
-        oldest: tuple[str, str, int] | None = None
-        for origin, socks in self._idle.items():
-            if socks and (oldest is None or socks[0][1] < self._idle[oldest][0][1]):
-                oldest = origin
-        if oldest is None:
+        if not self._idle.evict_oldest():
             return False
-        sock, _ = self._idle[oldest].pop(0)
         self._open -= 1
-        sock.close()
         return True
 
     def _connect(self, target: Target, timeout_s: float) -> socket.socket:
@@ -262,7 +254,7 @@ class Pool:
         response), else the slot alone (the caller closed its socket)."""
         with self._lock:
             if sock is not None and origin is not None and not self._closed:
-                self._idle.setdefault(origin, []).append((sock, self._clock()))
+                self._idle.put(origin, sock, self._clock())
             else:
                 self._open -= 1
                 if sock is not None:
@@ -281,7 +273,7 @@ def _usable(sock: socket.socket) -> bool:
     return not poller.poll(0)
 
 
-class Response:
+class Response(ParsedReply):
     """One response being read: ``status`` (int), ``headers`` (lower-cased names; repeated
     fields joined with ", "), ``socket`` (for a cut from another thread, which
     ``socket.shutdown`` wakes). ``chunks()`` yields the decoded body per socket read;
@@ -297,14 +289,6 @@ class Response:
         self._origin = origin
         self._reply = ReplyParser()
         self._closed = False
-
-    @property
-    def status(self) -> int:
-        return self._reply.status
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return self._reply.headers
 
     def read_head(self) -> None:
         """Read until the final status line and headers are in (body bytes that came with

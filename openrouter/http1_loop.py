@@ -37,10 +37,16 @@ from typing import cast
 
 import httpx
 
-from openrouter.h1reply import ConnectionLost, ReplyParser, SendFailed, TimedOut, WireError
+from openrouter.h1idle import IdleConnections, Origin
+from openrouter.h1reply import (
+    ConnectionLost,
+    ParsedReply,
+    ReplyParser,
+    SendFailed,
+    TimedOut,
+    WireError,
+)
 from openrouter.http1 import KEEPALIVE_EXPIRY_S, Target
-
-_Origin = tuple[str, str, int]
 
 
 class _Wire(asyncio.Protocol):
@@ -131,7 +137,7 @@ class _Wire(asyncio.Protocol):
             self.transport.close()
 
 
-class Exchange:
+class Exchange(ParsedReply):
     """One request sent on a connection and its response being read.
 
     ``sent_at``: the instant (the pool's clock, s) the request was handed to the socket.
@@ -145,7 +151,7 @@ class Exchange:
 
     __slots__ = ("sent_at", "_pool", "_origin", "_wire", "_reply", "_closed", "_ended")
 
-    def __init__(self, pool: LoopPool, origin: _Origin, wire: _Wire, reply: ReplyParser, sent_at: float) -> None:
+    def __init__(self, pool: LoopPool, origin: Origin, wire: _Wire, reply: ReplyParser, sent_at: float) -> None:
         self.sent_at = sent_at
         self._pool = pool
         self._origin = origin
@@ -153,14 +159,6 @@ class Exchange:
         self._reply = reply
         self._closed = False
         self._ended = False
-
-    @property
-    def status(self) -> int:
-        return self._reply.status
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return self._reply.headers
 
     async def head(self, timeout_s: float) -> None:
         """Wait for the final status line and headers (at most ``timeout_s`` of silence)."""
@@ -235,7 +233,7 @@ class LoopPool:
         self.keepalive_expiry_s = keepalive_expiry_s
         self._clock = clock
         self._ssl_context = ssl_context
-        self._idle: dict[_Origin, list[tuple[_Wire, float]]] = {}
+        self._idle: IdleConnections[_Wire] = IdleConnections(_Wire.close)
         self._open = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._closed = False
@@ -257,17 +255,13 @@ class LoopPool:
     def close(self) -> None:
         """Close every idle connection; one in use is closed when its exchange is."""
         self._closed = True
-        for wires in self._idle.values():
-            for wire, _ in wires:
-                wire.close()
-                self._open -= 1
-        self._idle.clear()
+        self._open -= self._idle.close_all()
         self._wake_waiters()
 
-    def release(self, origin: _Origin, wire: _Wire | None) -> None:
+    def release(self, origin: Origin, wire: _Wire | None) -> None:
         """A slot comes back: ``wire`` to the idle list when given, else the slot alone."""
         if wire is not None and not self._closed:
-            self._idle.setdefault(origin, []).append((wire, time.monotonic()))
+            self._idle.put(origin, wire, time.monotonic())
         else:
             self._open -= 1
             if wire is not None:
@@ -287,15 +281,10 @@ class LoopPool:
         while True:
             if self._closed:
                 raise SendFailed("the connection pool is closed")
-            idle = self._idle.get(origin)
-            if idle:
-                fresh_after = time.monotonic() - self.keepalive_expiry_s
-                while idle:
-                    wire, since = idle.pop()
-                    if since >= fresh_after and wire.usable():
-                        return wire
-                    self._open -= 1
-                    wire.close()
+            wire, closed = self._idle.take(origin, time.monotonic() - self.keepalive_expiry_s, _Wire.usable)
+            self._open -= closed
+            if wire is not None:
+                return wire
             if self._open < self.max_connections:
                 self._open += 1
                 break
@@ -320,15 +309,9 @@ class LoopPool:
     def _evict_idle(self) -> bool:
         """Close the longest-idle connection of any origin (the pool is full); False when
         none is idle."""
-        oldest: _Origin | None = None
-        for origin, wires in self._idle.items():
-            if wires and (oldest is None or wires[0][1] < self._idle[oldest][0][1]):
-                oldest = origin
-        if oldest is None:
+        if not self._idle.evict_oldest():
             return False
-        wire, _ = self._idle[oldest].pop(0)
         self._open -= 1
-        wire.close()
         return True
 
     async def _connect(self, target: Target, left_s: float, timeout_s: float) -> _Wire:
