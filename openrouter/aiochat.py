@@ -30,6 +30,7 @@ import os
 import threading
 import weakref
 from collections.abc import Coroutine, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import orjson
@@ -49,6 +50,9 @@ T = TypeVar("T")
 # How long past a call's own limits the calling thread waits for the loop before it
 # gives the call up as a timeout (a loop wedged by a bug must not hang a probe).
 LOOP_MARGIN_S = 15.0
+# How long the end of a stream's body (its last chunk, after [DONE]) is waited for so that
+# its connection can be reused (s).
+DRAIN_S = 1.0
 
 
 class EventLoopThread:
@@ -177,20 +181,23 @@ class LoopOpenRouterClient(OpenRouterClient):
         return self._pool
 
     async def _stream(self, request: bytes, ctx: CallContext, called: float, ttft_limit_s: float, total_timeout_s: float) -> Call:
-        # One read timeout serves both phases, as for the httpx client: the smallest of
-        # the TTFT, idle and total limits. The connect timeout includes the pool wait.
-        read_s = min(ttft_limit_s, self.idle_timeout_s, total_timeout_s)
         try:
             exchange = await self._pool_get().send(self._target, request, connect_timeout_s=min(self.connect_timeout_s, ttft_limit_s))
         except SendFailed as exc:
             self._mark_sent(ctx, ctx.clock(), called)
             return ctx.call(kind="connect", message=str(exc))
         self._mark_sent(ctx, exchange.sent_at, called)
+        limits = _Limits.of(ctx, ttft_limit_s, total_timeout_s, self.idle_timeout_s)
         try:
             try:
-                await exchange.head(read_s)
+                async with asyncio.timeout_at(limits.first_at):
+                    await exchange.head(limits.read_s)
+            except TimeoutError:  # headers trickled past the limit (silence is TimedOut)
+                return ctx.call(kind="timeout", message=f"no response headers within {ttft_limit_s}s")
             except TimedOut:
-                return ctx.call(kind="timeout", message=f"no response headers within {read_s}s")
+                return ctx.call(kind="timeout", message=f"no response headers within {limits.read_s}s")
+            except UndecodableBody as exc:  # a content-coding we did not offer
+                return ctx.call(kind="invalid_body", message=f"undecodable body: {exc}")
             except InvalidReply as exc:
                 return ctx.call(kind="reset", message=f"the response could not be read: {exc}")
             except ConnectionLost as exc:
@@ -198,13 +205,13 @@ class LoopOpenRouterClient(OpenRouterClient):
             ctx.take_status(exchange.status, exchange.headers)
             status = exchange.status
             if not 200 <= status < 300:
-                return await self._aerror_response(exchange, ctx, ctx.start + total_timeout_s, read_s)
+                return await self._aerror_response(exchange, ctx, ctx.start + total_timeout_s, limits)
             if ctx.clock() - ctx.start > ttft_limit_s:
                 return ctx.call(kind="timeout", message=f"response headers after {ttft_limit_s}s")
             if "text/event-stream" in exchange.headers.get("content-type", ""):
-                return await self._aread_stream(exchange, ctx, ttft_limit_s, total_timeout_s, read_s)
+                return await self._aread_stream(exchange, ctx, ttft_limit_s, total_timeout_s, limits)
             # A stream request answered with a plain body (e.g. an HTTP-200 {"error": ...}).
-            raw = await self._aread_capped(exchange, ctx, ctx.start + total_timeout_s, read_s)
+            raw = await self._aread_capped(exchange, ctx, ctx.start + total_timeout_s, limits)
             return raw if isinstance(raw, Call) else self.plain_body_call(raw, ctx)
         finally:
             exchange.close()
@@ -216,7 +223,8 @@ class LoopOpenRouterClient(OpenRouterClient):
         ctx.start = sent
         ctx.wait_ms = max(0.0, (sent - called) * 1000.0)
 
-    async def _aread_stream(self, exchange: Exchange, ctx: CallContext, ttft_limit_s: float, total_timeout_s: float, read_s: float) -> Call:
+    async def _aread_stream(self, exchange: Exchange, ctx: CallContext, ttft_limit_s: float, total_timeout_s: float,
+                            limits: _Limits) -> Call:
         stream = StreamCall(ctx, max_line_bytes=self.max_line_bytes, ttft_limit_s=ttft_limit_s, total_timeout_s=total_timeout_s)
         guard = GuardedBody(
             None, clock=ctx.clock, first_token_deadline=ctx.start + ttft_limit_s,
@@ -224,12 +232,21 @@ class LoopOpenRouterClient(OpenRouterClient):
             first_token_seen=stream.first_token_seen,
         )
         try:
-            while (chunk := await exchange.chunk(read_s)) is not None:
-                # Every chunk (comments included) passes the deadline check before its
-                # events are decoded.
-                guard.take(chunk)
-                if stream.feed(chunk):
-                    break
+            # The deadlines hold whatever arrives: bytes that never make a chunk (a
+            # trickled chunk size, a gzip header) reset the silence timer, not these.
+            async with asyncio.timeout_at(limits.first_at) as deadline:
+                first_pending = True
+                while (chunk := await exchange.chunk(limits.read_s)) is not None:
+                    # Every chunk (comments included) passes the deadline check before its
+                    # events are decoded.
+                    guard.take(chunk)
+                    if stream.feed(chunk):
+                        break
+                    if first_pending and stream.first_token_seen():
+                        first_pending = False
+                        deadline.reschedule(limits.total_at)
+        except TimeoutError:
+            return stream.cut("timeout" if stream.first_token_seen() else "first_token_timeout")
         except Cut as cut:
             return stream.cut(cut.kind)
         except TooLargeError as exc:
@@ -246,10 +263,10 @@ class LoopOpenRouterClient(OpenRouterClient):
             return stream.broken(exc)
         call = stream.finished()
         if stream.acc.done and stream.acc.error is None:
-            await _drain(exchange, guard, read_s)
+            await _drain(exchange, guard, limits)
         return call
 
-    async def _aread_capped(self, exchange: Exchange, ctx: CallContext, total_deadline: float, read_s: float) -> bytes | Call:
+    async def _aread_capped(self, exchange: Exchange, ctx: CallContext, total_deadline: float, limits: _Limits) -> bytes | Call:
         """A whole body under the size cap and the total deadline; a Call on failure."""
         declared = exchange.headers.get("content-length", "").strip()
         coded = exchange.headers.get("content-encoding", "identity").strip().lower() not in ("identity", "")
@@ -261,12 +278,13 @@ class LoopOpenRouterClient(OpenRouterClient):
         )
         parts: list[bytes] = []
         try:
-            while (chunk := await exchange.chunk(read_s)) is not None:
-                guard.take(chunk)
-                parts.append(chunk)
+            async with asyncio.timeout_at(limits.total_at):
+                while (chunk := await exchange.chunk(limits.read_s)) is not None:
+                    guard.take(chunk)
+                    parts.append(chunk)
         except TooLargeError as exc:
             return ctx.call(kind="too_large", message=str(exc))
-        except Cut:
+        except (Cut, TimeoutError):
             return ctx.call(kind="timeout", message="total timeout passed")
         except TimedOut as exc:
             return ctx.call(kind="timeout", message=f"body stalled: {exc}")
@@ -276,9 +294,9 @@ class LoopOpenRouterClient(OpenRouterClient):
             return ctx.call(kind="reset", message=f"connection closed mid-body: {exc}")
         return b"".join(parts)
 
-    async def _aerror_response(self, exchange: Exchange, ctx: CallContext, total_deadline: float, read_s: float) -> Call:
+    async def _aerror_response(self, exchange: Exchange, ctx: CallContext, total_deadline: float, limits: _Limits) -> Call:
         status = exchange.status
-        raw = await self._aread_capped(exchange, ctx, total_deadline, read_s)
+        raw = await self._aread_capped(exchange, ctx, total_deadline, limits)
         if isinstance(raw, Call):
             error = ErrorInfo(message=f"HTTP {status}; body unreadable: {raw.error_message}")
             return ctx.call(kind=status_kind(status, error), error=error)
@@ -293,6 +311,24 @@ class LoopOpenRouterClient(OpenRouterClient):
         return ctx.call(kind=status_kind(status, error), error=error, message=message, body=raw)
 
 
+@dataclass(frozen=True)
+class _Limits:
+    """A call's limits on the event loop: ``read_s``, the longest silence (s: the smallest
+    of the TTFT, idle and total limits, as for the httpx client), and the loop-clock
+    instants of the first-token deadline (``first_at``) and the total one (``total_at``)."""
+
+    read_s: float
+    first_at: float
+    total_at: float
+
+    @classmethod
+    def of(cls, ctx: CallContext, ttft_limit_s: float, total_timeout_s: float, idle_timeout_s: float) -> _Limits:
+        # The call's clock may not be the loop's: its deadlines are carried over as offsets.
+        sent_at = asyncio.get_running_loop().time() - (ctx.clock() - ctx.start)
+        total_at = sent_at + total_timeout_s
+        return cls(min(ttft_limit_s, idle_timeout_s, total_timeout_s), min(sent_at + ttft_limit_s, total_at), total_at)
+
+
 async def _pool_close(pool: LoopPool) -> None:
     pool.close()
 
@@ -303,13 +339,15 @@ def _close_at_exit(ref: weakref.ref[LoopOpenRouterClient]) -> None:
         client.close()
 
 
-async def _drain(exchange: Exchange, guard: GuardedBody, read_s: float) -> None:
+async def _drain(exchange: Exchange, guard: GuardedBody, limits: _Limits) -> None:
     """Read what follows ``[DONE]`` (the end of the chunked body) so the connection goes
     back to the pool instead of being closed, as the httpx client does; any error only
-    means no reuse."""
+    means no reuse. At most ``DRAIN_S`` and never past the call's total deadline: the
+    verdict is taken, and the caller is waiting for it."""
+    loop = asyncio.get_running_loop()
     try:
-        while (chunk := await exchange.chunk(read_s)) is not None:
-            guard.take(chunk)
+        async with asyncio.timeout_at(min(limits.total_at, loop.time() + DRAIN_S)):
+            while (chunk := await exchange.chunk(limits.read_s)) is not None:
+                guard.take(chunk)
     except Exception:  # noqa: BLE001, S110 - the verdict is already taken
         pass
-

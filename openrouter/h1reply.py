@@ -63,7 +63,7 @@ class ReplyParser:
     ``UndecodableBody``; both are ``ConnectionLost``.
     """
 
-    __slots__ = ("status", "headers", "head_done", "complete", "by_close", "head_bytes", "_parser", "_names", "_values",
+    __slots__ = ("status", "headers", "head_done", "complete", "by_close", "head_bytes", "_field_bytes", "_parser", "_names", "_values",
                  "_body", "_decoder", "_coding", "_inflated", "_keep")
 
     def __init__(self) -> None:
@@ -73,6 +73,7 @@ class ReplyParser:
         self.complete = False
         self.by_close = False  # the body ends when the connection closes (no length, not chunked)
         self.head_bytes = 0  # bytes fed before the head was done
+        self._field_bytes = 0  # the head's field lines as parsed
         self._parser = httptools.HttpResponseParser(self)
         self._names: list[str] = []
         self._values: list[str] = []
@@ -101,6 +102,7 @@ class ReplyParser:
     def on_header(self, name: bytes, value: bytes) -> None:
         if self.complete:
             return
+        self._field_bytes += len(name) + len(value) + 4  # ": " and CRLF
         self._names.append(name.decode("latin-1").lower())
         self._values.append(value.decode("latin-1"))
 
@@ -148,7 +150,9 @@ class ReplyParser:
                 self._keep = False
                 return
             raise InvalidReply(f"the reply is not valid HTTP/1.1: {exc}") from None
-        if not self.head_done and self.head_bytes > MAX_HEADER_BYTES:
+        # An unfinished head is bounded by the bytes read for it; a head read whole in one
+        # read, by its field lines (repeated names are joined later, which hides their size).
+        if (not self.head_done and self.head_bytes > MAX_HEADER_BYTES) or self._field_bytes > MAX_HEADER_BYTES:
             raise InvalidReply(f"response headers over {MAX_HEADER_BYTES} bytes")
 
     def check_head(self) -> None:
@@ -189,33 +193,38 @@ class ReplyParser:
 
     def decode(self, raw: bytes) -> Iterator[bytes]:
         """``raw`` with its content-coding undone, in pieces of at most ``INFLATE_STEP``
-        decoded bytes (pieces may be empty); raises ``ConnectionLost`` for a body that does
-        not decode."""
-        decoder = self._decoder
-        if decoder is None:
+        decoded bytes (pieces may be empty), each made only when the caller asks for it,
+        so a cap checked between pieces stops a decompression bomb; raises
+        ``UndecodableBody`` for a body that does not decode."""
+        if self._decoder is None:
             yield raw
             return
         try:
-            try:
-                out = decoder.decompress(raw, INFLATE_STEP)
-            except zlib.error:
-                if self._inflated or self._coding != "deflate":
-                    raise
-                # "deflate" sent as a raw DEFLATE stream, without its zlib wrapper (RFC
-                # 9110 section 8.4.1.2 notes that some servers do): decode it as that.
-                decoder = self._decoder = zlib.decompressobj(-zlib.MAX_WBITS)
-                out = decoder.decompress(raw, INFLATE_STEP)
-            self._inflated = True
-            yield out
-            while decoder.unconsumed_tail:
-                yield decoder.decompress(decoder.unconsumed_tail, INFLATE_STEP)
-            if decoder.eof and decoder.unused_data:
-                rest = decoder.unused_data
+            while True:
+                decoder = self._decoder
+                assert decoder is not None
+                try:
+                    out = decoder.decompress(raw, INFLATE_STEP)
+                except zlib.error:
+                    if self._inflated or self._coding != "deflate":
+                        raise
+                    # "deflate" sent as a raw DEFLATE stream, without its zlib wrapper (RFC
+                    # 9110 section 8.4.1.2 notes that some servers do): decode it as that.
+                    decoder = self._decoder = zlib.decompressobj(-zlib.MAX_WBITS)
+                    out = decoder.decompress(raw, INFLATE_STEP)
+                self._inflated = True
+                yield out
+                while decoder.unconsumed_tail:
+                    yield decoder.decompress(decoder.unconsumed_tail, INFLATE_STEP)
+                if not (decoder.eof and decoder.unused_data):
+                    return
                 if self._coding != "gzip":
                     raise UndecodableBody("bytes after the end of the compressed body")
-                # Another gzip member (RFC 1952 section 2.2: members are concatenated).
+                # Another gzip member (RFC 1952 section 2.2: members are concatenated),
+                # decoded in this loop, not by recursion: thousands of empty members
+                # must not exhaust the stack.
+                raw = decoder.unused_data
                 self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                yield from self.decode(rest)
         except zlib.error as exc:
             raise UndecodableBody(f"the body could not be decoded: {exc}") from None
 

@@ -32,7 +32,7 @@ import asyncio
 import ssl
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import cast
 
 import httpx
@@ -149,7 +149,7 @@ class Exchange(ParsedReply):
     reused.
     """
 
-    __slots__ = ("sent_at", "_pool", "_origin", "_wire", "_reply", "_closed", "_ended")
+    __slots__ = ("sent_at", "_pool", "_origin", "_wire", "_reply", "_closed", "_ended", "_pieces")
 
     def __init__(self, pool: LoopPool, origin: Origin, wire: _Wire, reply: ReplyParser, sent_at: float) -> None:
         self.sent_at = sent_at
@@ -159,6 +159,7 @@ class Exchange(ParsedReply):
         self._reply = reply
         self._closed = False
         self._ended = False
+        self._pieces: Iterator[bytes] | None = None  # the decoded pieces of the raw bytes taken last
 
     async def head(self, timeout_s: float) -> None:
         """Wait for the final status line and headers (at most ``timeout_s`` of silence)."""
@@ -176,22 +177,28 @@ class Exchange(ParsedReply):
             raise
 
     async def chunk(self, timeout_s: float) -> bytes | None:
-        """The next piece of the decoded body (never empty), or None once it ended."""
+        """The next piece of the decoded body (never empty; a compressed body inflates at
+        most ``h1reply.INFLATE_STEP`` bytes a piece, so the caller's cap stops a bomb), or
+        None once it ended."""
         wire, reply = self._wire, self._reply
         try:
             while True:
-                raw = reply.take_raw()
-                if raw:
-                    piece = b"".join(reply.decode(raw))
-                    if piece:
+                if self._pieces is not None:
+                    piece = next(self._pieces, None)
+                    if piece is None:
+                        self._pieces = None
+                    elif piece:
                         return piece
+                    continue
+                if raw := reply.take_raw():
+                    self._pieces = reply.decode(raw)
                     continue
                 if reply.complete:
                     if self._ended:
                         return None
                     self._ended = True
-                    tail = b"".join(reply.decode_end())
-                    return tail or None
+                    self._pieces = reply.decode_end()
+                    continue
                 if wire.lost is not None:
                     raise wire.lost
                 if wire.eof:

@@ -6,14 +6,18 @@ share (the same ``Call`` for the same bytes) is in the other modules of this fol
 
 from __future__ import annotations
 
+import gzip
 import socket
 import struct
 import time
+import tracemalloc
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from openrouter.aiochat import LoopOpenRouterClient
+from openrouter.aiochat import DRAIN_S, LoopOpenRouterClient
+from openrouter.h1reply import InvalidReply, ReplyParser
 from openrouter.result import Call
 from tests.openrouter.scripted import DONE, SSE_HEAD, USAGE, ScriptedServer, chunk, frame, pinned
 
@@ -110,3 +114,97 @@ def test_sequential_streams_share_one_kept_alive_connection(start_sim, default_f
 def test_a_client_that_could_not_send_its_requests_is_refused_when_built(kwargs: dict[str, str], says: str) -> None:
     with pytest.raises(ValueError, match=says):
         LoopOpenRouterClient(**kwargs)
+
+
+def trickle(data: bytes, every_s: float = 0.15):  # type: ignore[no-untyped-def]
+    def script(sock: socket.socket) -> None:
+        for i in range(len(data)):
+            sock.sendall(data[i : i + 1])
+            time.sleep(every_s)
+
+    return script
+
+
+def test_a_head_trickled_past_the_ttft_limit_ends_at_the_limit(scripted: ScriptedServer) -> None:
+    # Each byte resets the silence timer; the TTFT limit still holds the whole head.
+    scripted.script = trickle(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n" + b"X-Pad: " + b"a" * 100)
+    with LoopOpenRouterClient(base_url=scripted.base_url) as client:
+        started = time.monotonic()
+        call = pinned(client, stream=True, ttft_limit_s=1.0, total_timeout_s=3.0)
+    assert call.transport_kind == "timeout" and call.error_message == "no response headers within 1.0s"
+    assert time.monotonic() - started < 1.8
+
+
+@pytest.mark.parametrize("after_head", [b"000000000000000000000000000000", b"10;" + b"e" * 60])
+def test_chunk_framing_trickled_without_content_ends_at_the_ttft_limit(scripted: ScriptedServer, after_head: bytes) -> None:
+    # A chunk size (or its extension) trickled byte by byte never becomes body bytes.
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+    def script(sock: socket.socket) -> None:
+        sock.sendall(head)
+        trickle(after_head)(sock)
+
+    scripted.script = script
+    with LoopOpenRouterClient(base_url=scripted.base_url) as client:
+        started = time.monotonic()
+        call = pinned(client, stream=True, ttft_limit_s=1.0, total_timeout_s=3.0)
+    assert call.outcome == "completed" and call.first_token_timeout
+    assert time.monotonic() - started < 1.8
+
+
+def test_the_end_of_a_body_after_done_is_waited_for_briefly(scripted: ScriptedServer) -> None:
+    # [DONE] arrives, the chunked body's last chunk never does: the verdict is not held
+    # for a read timeout (here 5 s) waiting for it, only for DRAIN_S.
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    data = frame(chunk("Hello")) + frame(chunk(finish="stop")) + DONE
+
+    def script(sock: socket.socket) -> None:
+        sock.sendall(head + f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        time.sleep(6.0)
+
+    scripted.script = script
+    with LoopOpenRouterClient(base_url=scripted.base_url) as client:
+        started = time.monotonic()
+        call = pinned(client, stream=True, ttft_limit_s=5.0, total_timeout_s=10.0)
+    assert call.outcome == "completed" and call.reply is not None and call.reply.content == "Hello"
+    assert time.monotonic() - started < DRAIN_S + 1.0
+
+
+def test_a_gzip_bomb_is_cut_at_the_cap_without_inflating_it_whole(scripted: ScriptedServer) -> None:
+    squeezer = zlib.compressobj(9, wbits=31)
+    zeros = b"\0" * (1 << 20)
+    body = b"".join(squeezer.compress(zeros) for _ in range(100)) + squeezer.flush()  # 100 MB inflated
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n"
+    scripted.script = lambda sock: sock.sendall(head % len(body) + body)
+    tracemalloc.start()
+    try:
+        with LoopOpenRouterClient(base_url=scripted.base_url, max_response_bytes=1 << 20) as client:
+            call = pinned(client, stream=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert call.transport_kind == "too_large"
+    assert peak < 40 * (1 << 20)  # inflated whole, the body alone is 100 MB
+
+
+def test_many_empty_gzip_members_decode_without_recursion() -> None:
+    parser = ReplyParser()
+    body = gzip.compress(b"") * 3000 + gzip.compress(b"data: x\n\n")
+    parser.feed(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    parser.check_head()
+    assert b"".join(parser.decode(parser.take_raw())) == b"data: x\n\n"
+
+
+def test_a_head_of_many_short_fields_in_one_read_is_held_to_the_header_cap() -> None:
+    parser = ReplyParser()
+    with pytest.raises(InvalidReply, match="response headers over 65536 bytes"):
+        parser.feed(b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 12_000 + b"Content-Length: 0\r\n\r\n")
+
+
+def test_a_content_coding_that_was_not_offered_is_an_invalid_body(scripted: ScriptedServer) -> None:
+    scripted.script = lambda sock: sock.sendall(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: br\r\nContent-Length: 4\r\n\r\nabcd")
+    with LoopOpenRouterClient(base_url=scripted.base_url) as client:
+        call = pinned(client, stream=True)
+    assert call.transport_kind == "invalid_body"
+    assert call.error_message == "undecodable body: content-coding 'br' is not supported"
