@@ -268,9 +268,8 @@ class LoopOpenRouterClient(OpenRouterClient):
 
     async def _aread_capped(self, exchange: Exchange, ctx: CallContext, total_deadline: float, limits: _Limits) -> bytes | Call:
         """A whole body under the size cap and the total deadline; a Call on failure."""
-        declared = exchange.headers.get("content-length", "").strip()
-        coded = exchange.headers.get("content-encoding", "identity").strip().lower() not in ("identity", "")
-        if declared.isdigit() and int(declared) > self.max_response_bytes and not coded:
+        declared = exchange.declared_length
+        if declared is not None and declared > self.max_response_bytes:
             return ctx.call(kind="too_large", message=f"Content-Length {declared} exceeds the {self.max_response_bytes}-byte cap")
         guard = GuardedBody(
             None, clock=ctx.clock, first_token_deadline=None, total_deadline=total_deadline,

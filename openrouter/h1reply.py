@@ -84,6 +84,11 @@ class ReplyParser:
         self._keep = False
 
     @property
+    def coded(self) -> bool:
+        """The body has a content-coding to undo (once ``check_head`` ran)."""
+        return self._coding not in ("identity", "")
+
+    @property
     def keep(self) -> bool:
         """The message is complete and its connection may be reused."""
         return self.complete and self._keep
@@ -254,3 +259,13 @@ class ParsedReply:
     @property
     def headers(self) -> dict[str, str]:
         return self._reply.headers
+
+    @property
+    def declared_length(self) -> int | None:
+        """The body's length in bytes as its ``Content-Length`` declares it; None when
+        absent, not a number, or the body is content-coded (what it inflates to is
+        unknown until read)."""
+        declared = self._reply.headers.get("content-length", "").strip()
+        if not declared.isdigit() or self._reply.coded:
+            return None
+        return int(declared)

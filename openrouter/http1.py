@@ -336,9 +336,8 @@ class Response(ParsedReply):
     def read(self, cap: int) -> bytes:
         """The whole decoded body; raises ``TooLargeError`` once a declared
         ``Content-Length`` or the bytes read pass ``cap``, or a ``WireError``."""
-        declared = self.headers.get("content-length", "").strip()
-        coded = self.headers.get("content-encoding", "identity").strip().lower() not in ("identity", "")
-        if declared.isdigit() and int(declared) > cap and not coded:
+        declared = self.declared_length
+        if declared is not None and declared > cap:
             raise TooLargeError("reply", cap)
         return join_capped(self.chunks(), cap)
 
