@@ -52,7 +52,8 @@ from openrouter.http1 import KEEPALIVE_EXPIRY_S, Target
 class _Wire(asyncio.Protocol):
     """One connection: feeds the current exchange's parser, wakes its reader."""
 
-    __slots__ = ("transport", "reply", "waiter", "lost", "eof", "last_data", "timer", "timer_s", "loop")
+    __slots__ = ("transport", "reply", "waiter", "lost", "eof", "last_data", "timer", "timer_s", "loop",
+                 "batch_s", "batch_until", "resume")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -64,6 +65,9 @@ class _Wire(asyncio.Protocol):
         self.last_data = 0.0  # loop time of the last bytes (or of the request's sending)
         self.timer: asyncio.TimerHandle | None = None
         self.timer_s = 0.0  # the silence the timer allows (s)
+        self.batch_s = 0.0  # reading pauses this long after each read (s; 0: read as bytes come)
+        self.batch_until = 0.0  # loop time after which reading no longer pauses
+        self.resume: asyncio.TimerHandle | None = None  # the pending resume of a paused read
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # A stream transport (uvloop's is not a subclass of asyncio's, but has its methods).
@@ -81,7 +85,25 @@ class _Wire(asyncio.Protocol):
         except ConnectionLost as exc:
             self.lost = exc
             self.close()
+        else:
+            if self.batch_s and self.resume is None and self.last_data + self.batch_s < self.batch_until:
+                # What arrives meanwhile waits in the socket's buffer and is read at once.
+                self.transport.pause_reading()  # type: ignore[union-attr]
+                self.resume = self.loop.call_later(self.batch_s, self._resume)
         self._wake()
+
+    def _resume(self) -> None:
+        self.resume = None
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.resume_reading()
+
+    def batch_reads(self, interval_s: float, until: float) -> None:
+        """From now until loop time ``until``, read at most every ``interval_s`` s (0: as
+        bytes come, resuming a paused read at once)."""
+        self.batch_s, self.batch_until = interval_s, until
+        if not interval_s and self.resume is not None:
+            self.resume.cancel()
+            self._resume()
 
     def eof_received(self) -> bool:
         self.eof = True
@@ -133,6 +155,9 @@ class _Wire(asyncio.Protocol):
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
+        if self.resume is not None:
+            self.resume.cancel()
+            self.resume = None
         if self.transport is not None:
             self.transport.close()
 
@@ -209,12 +234,22 @@ class Exchange(ParsedReply):
             reply.spoil()
             raise
 
+    def batch_reads(self, interval_s: float, until: float) -> None:
+        """Read the rest of the body in batches: after each read, pause reading for
+        ``interval_s`` s, so that bytes arriving meanwhile are read, parsed and handed on
+        together (one wake-up of the reader instead of one per chunk), until loop time
+        ``until`` (a deadline: no pause may run past it). 0 reads as bytes come again.
+        Each piece then arrives up to ``interval_s`` late: for a reader that no longer
+        times each chunk (the canary after its first token), not for one relaying them."""
+        self._wire.batch_reads(interval_s, until)
+
     def close(self) -> None:
         """Hand the connection back (a complete reply that may be kept alive) or close it."""
         if self._closed:
             return
         self._closed = True
         wire = self._wire
+        wire.batch_reads(0.0, 0.0)
         if wire.timer is not None:
             wire.timer.cancel()
             wire.timer = None

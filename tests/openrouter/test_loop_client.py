@@ -18,6 +18,7 @@ import pytest
 
 from openrouter.aiochat import DRAIN_S, LoopOpenRouterClient
 from openrouter.h1reply import InvalidReply, ReplyParser
+from openrouter.http1_loop import _Wire
 from openrouter.result import Call
 from tests.openrouter.scripted import DONE, SSE_HEAD, USAGE, ScriptedServer, chunk, frame, pinned
 
@@ -208,3 +209,67 @@ def test_a_content_coding_that_was_not_offered_is_an_invalid_body(scripted: Scri
         call = pinned(client, stream=True)
     assert call.transport_kind == "invalid_body"
     assert call.error_message == "undecodable body: content-coding 'br' is not supported"
+
+
+def paced(first_s: float, then: list[tuple[float, bytes]]):  # type: ignore[no-untyped-def]
+    """A stream whose first token comes ``first_s`` s after the head, then each frame of
+    ``then`` at its own instant (s after the head)."""
+
+    def script(sock: socket.socket) -> None:
+        start = time.monotonic()
+        sock.sendall(SSE_HEAD)
+        time.sleep(first_s)
+        sock.sendall(frame(chunk("H")))
+        for at_s, data in then:
+            time.sleep(max(0.0, start + at_s - time.monotonic()))
+            sock.sendall(data)
+
+    return script
+
+
+def test_after_the_first_token_reads_are_batched_and_the_ttft_is_not(
+    scripted: ScriptedServer, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Twenty frames 10 ms apart after a first token at 300 ms: read as they come, about
+    # one read each; batched every 200 ms, a handful, with the same reply and TTFT.
+    pieces = [(0.3 + 0.01 * i, frame(chunk(f"{i} "))) for i in range(1, 21)]
+    end = frame(chunk(finish="stop")) + frame({**chunk(), "choices": [], "usage": USAGE}) + DONE
+    scripted.script = paced(0.3, [*pieces, (0.52, end)])
+    reads = {"n": 0}
+    original = _Wire.data_received
+
+    def counted(self: _Wire, data: bytes) -> None:
+        reads["n"] += 1
+        original(self, data)
+
+    monkeypatch.setattr(_Wire, "data_received", counted)
+    results = {}
+    for batch_s in (0.0, 0.2):
+        reads["n"] = 0
+        with LoopOpenRouterClient(base_url=scripted.base_url, read_batch_s=batch_s) as client:
+            results[batch_s] = (pinned(client, stream=True), reads["n"])
+
+    text = "H" + "".join(f"{i} " for i in range(1, 21))
+    (unbatched, unbatched_reads), (batched, batched_reads) = results[0.0], results[0.2]
+    for call in (unbatched, batched):
+        assert call.outcome == "completed" and call.reply is not None and call.reply.content == text
+        assert call.ttft_ms is not None and 280 <= call.ttft_ms < 450
+    assert unbatched_reads >= 12
+    assert batched_reads <= 5
+
+
+def test_a_batched_read_never_pauses_past_the_total_deadline(scripted: ScriptedServer) -> None:
+    # Batches of 300 ms and a total limit of 1 s: the frame at 0.8 s is not held until
+    # 1.1 s (past the limit); the end at 0.85 s is read and the reply completes.
+    end = frame(chunk(finish="stop")) + frame({**chunk(), "choices": [], "usage": USAGE}) + DONE
+    scripted.script = paced(0.05, [(0.8, frame(chunk("ello"))), (0.85, end)])
+    with LoopOpenRouterClient(base_url=scripted.base_url, read_batch_s=0.3) as client:
+        call = pinned(client, stream=True, ttft_limit_s=1.0, total_timeout_s=1.0)
+    assert call.outcome == "completed", call.error_message
+    assert call.reply is not None and call.reply.content == "Hello"
+
+
+@pytest.mark.parametrize("batch_s", [-0.1, 1.5, float("nan")])
+def test_a_read_batch_out_of_range_is_refused_when_built(batch_s: float) -> None:
+    with pytest.raises(ValueError, match="read_batch_s must be between 0 and 1 s"):
+        LoopOpenRouterClient(base_url="http://127.0.0.1:1/api/v1", read_batch_s=batch_s)
