@@ -182,8 +182,8 @@ def chain_s(client, model_id: str, info) -> float:  # type: ignore[no-untyped-de
 
 def ttft_split(base_url: str, measured: Iterable[tuple[str, float]], sample: int = 200) -> str:
     """Where a measured TTFT's excess over the drawn one comes from: the simulator's own
-    clock (``latency`` of ``GET /generation``: from its handler starting to play the reply
-    to its first content write, ms) against ours (headers sent to first token read), for
+    clock (``latency`` of ``GET /generation``: from its handler starting, the request's
+    arrival, to its first content write, ms) against ours (headers sent to first token read), for
     up to ``sample`` probes. What the simulator's clock shows late is its own event loop's
     lateness; what ours adds on top is the network, the reading loop and the GIL."""
     pairs = list(measured)[:sample]

@@ -187,12 +187,13 @@ async def _reset(request: web.Request) -> web.Response:
 
 
 async def _chat(request: web.Request) -> web.StreamResponse:
+    arrived = asyncio.get_running_loop().time()
     state = request.app[STATE]
     body = await request.read()
     plan = plan_chat(state.source.current(), body, state.counter, time.time())
     for attempt in plan.attempts:
         state.requests[attempt.tag] += 1
-    return await _play(request, state, plan)
+    return await _play(request, state, plan, arrived)
 
 
 def coalesced(steps: tuple[Step, ...]) -> list[Step]:
@@ -210,17 +211,30 @@ def coalesced(steps: tuple[Step, ...]) -> list[Step]:
     return out
 
 
-async def _play(request: web.Request, state: SimulatorState, plan: ChatPlan) -> web.StreamResponse:
-    """Play ``plan.steps``; record the generation when the script ends (or is cut short)."""
+async def _play(request: web.Request, state: SimulatorState, plan: ChatPlan, arrived: float) -> web.StreamResponse:
+    """Play ``plan.steps`` on a schedule that starts at ``arrived`` (the loop time the
+    request's handler started); record the generation when the script ends (or is cut
+    short).
+
+    Each ``Wait`` ends at its instant on that schedule (the sum of the waits before it
+    and its own, from ``arrived``), not that long after the step before it: the time
+    this process spent planning the reply, or queued behind other requests on its one
+    event loop, is not added to the endpoint's drawn TTFT and token pace. A round's burst
+    of hundreds of requests at once had them planned one after another, and the last
+    planned started its TTFT wait most of a second late. Behind schedule, a write goes
+    out at once, as a provider's buffered tokens do.
+    """
     loop = asyncio.get_running_loop()
-    started = loop.time()
+    started = due = arrived
     first_token_at: float | None = None
     response: web.StreamResponse | None = None
     cancelled = False
     try:
         for step in coalesced(plan.steps):
             if isinstance(step, Wait):
-                await asyncio.sleep(step.seconds)
+                due += step.seconds
+                if (left := due - loop.time()) > 0:
+                    await asyncio.sleep(left)
             elif isinstance(step, Head):
                 response = web.StreamResponse(status=step.status, headers=dict(step.headers))
                 if step.content_length is not None:

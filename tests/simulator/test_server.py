@@ -317,3 +317,35 @@ def test_a_burst_of_connections_waits_in_the_listen_queue_rather_than_being_drop
             s.close()
     # Served normally once the loop is free again.
     assert sim.client.get("/models").status_code == 200
+
+
+def test_the_drawn_ttft_counts_from_the_requests_arrival_not_from_a_late_plan(
+    thread_sim: Start, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Planning the reply takes 400 ms here (as it does for the last of a burst of
+    # hundreds planned one after another on the simulator's one loop): the endpoint's
+    # 600 ms first token still comes about 600 ms after the request, not 1000 ms.
+    from fake_openrouter import server
+
+    real_plan = server.plan_chat
+
+    def slow_plan(*args: Any) -> Any:
+        time.sleep(0.4)
+        return real_plan(*args)
+
+    monkeypatch.setattr(server, "plan_chat", slow_plan)
+    sim = thread_sim(fleet(endpoint("atlas/fp8", faults={"ttft_ms": 600, "tokens_per_s": 5000})))
+    payload = {"model": MODEL, "messages": [{"role": "user", "content": "Hi"}], "stream": True,
+               "provider": {"only": ["atlas/fp8"], "allow_fallbacks": False}}
+    sent = time.monotonic()
+    first_token_s = None
+    with sim.client.stream("POST", "/chat/completions", json=payload) as response:
+        for line in response.iter_lines():
+            if line.startswith("data: {") and json.loads(line[6:])["choices"] and json.loads(line[6:])["choices"][0]["delta"].get("content"):
+                first_token_s = time.monotonic() - sent
+                break
+    assert first_token_s is not None and 0.58 <= first_token_s < 0.85
+    gen_id = response.headers["x-generation-id"]
+    time.sleep(0.2)  # the record is written when the reply ends
+    record = sim.client.get("/generation", params={"id": gen_id}).json()["data"]
+    assert 590 <= record["latency"] < 800
