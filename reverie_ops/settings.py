@@ -249,8 +249,11 @@ CANARY_PROVIDER_BURST = positive("CANARY_PROVIDER_BURST", env.int("CANARY_PROVID
 CANARY_RATE_LIMIT_REDIS = env.bool("CANARY_RATE_LIMIT_REDIS", default=False)
 # Endpoints per endpoint_probes_task (their probes run concurrently in one task). Fewer,
 # larger tasks cost less CPU per probe (one endpoint per task: 8.9 ms, five: 6.2 ms in
-# bench/round_scale.py); more, smaller tasks spread one model's round over more workers.
-CANARY_ENDPOINTS_PER_TASK = positive("CANARY_ENDPOINTS_PER_TASK", env.int("CANARY_ENDPOINTS_PER_TASK", default=5))
+# bench/round_scale.py; on a slower spell of 2026-12-02, five: 6.6-7.4 ms, ten: 5.9 ms,
+# fifteen, a whole model of the bench per task: 5.1-5.8 ms); more, smaller tasks spread
+# one model's round over more workers. Ten keeps a typical model (10 to 25 endpoints) on
+# two or three tasks.
+CANARY_ENDPOINTS_PER_TASK = positive("CANARY_ENDPOINTS_PER_TASK", env.int("CANARY_ENDPOINTS_PER_TASK", default=10))
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     # An unacknowledged probe of a dead worker is redelivered after this long (s). It
     # must leave the redelivered probes time to run inside the round's budget:
