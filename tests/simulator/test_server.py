@@ -349,3 +349,46 @@ def test_the_drawn_ttft_counts_from_the_requests_arrival_not_from_a_late_plan(
     time.sleep(0.2)  # the record is written when the reply ends
     record = sim.client.get("/generation", params={"id": gen_id}).json()["data"]
     assert 590 <= record["latency"] < 800
+
+
+def test_requests_read_together_are_stamped_together_before_any_is_planned(
+    thread_sim: Start, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Planning takes 300 ms a request. A first request holds the loop while three more
+    # arrive; they are read in one turn of the loop and each is stamped on arrival, not
+    # after the plans of those read before it: their 1.5 s first tokens come together,
+    # about 1.8 s after sending (not 1.8, 2.1 and 2.4 s).
+    from fake_openrouter import server
+
+    real_plan = server.plan_chat
+
+    def slow_plan(*args: Any) -> Any:
+        time.sleep(0.3)
+        return real_plan(*args)
+
+    monkeypatch.setattr(server, "plan_chat", slow_plan)
+    sim = thread_sim(fleet(endpoint("atlas/fp8", faults={"ttft_ms": 1500, "tokens_per_s": 5000})))
+    payload = {"model": MODEL, "messages": [{"role": "user", "content": "Hi"}], "stream": True,
+               "provider": {"only": ["atlas/fp8"], "allow_fallbacks": False}}
+
+    def first_token_after(sent: float) -> float:
+        with httpx.Client(base_url=sim.base_url, timeout=10) as client, client.stream("POST", "/chat/completions", json=payload) as response:
+            for line in response.iter_lines():
+                if line.startswith("data: {"):
+                    choices = json.loads(line[6:])["choices"]
+                    if choices and choices[0]["delta"].get("content"):
+                        return time.monotonic() - sent
+        raise AssertionError("no content")
+
+    start = time.monotonic()
+    holder = threading.Thread(target=first_token_after, args=(start,))
+    holder.start()
+    time.sleep(0.1)  # the first request's plan holds the loop now
+    results: list[float] = []
+    threads = [threading.Thread(target=lambda: results.append(first_token_after(time.monotonic()))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in [*threads, holder]:
+        t.join(10)
+    assert len(results) == 3
+    assert max(results) < 2.15, results
