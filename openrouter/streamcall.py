@@ -65,6 +65,11 @@ class StreamCall:
     def complete(self, *, first_token_timeout: bool = False) -> Call:
         acc, ctx = self.acc, self.ctx
         total_ms = ctx.elapsed_ms()
+        if first_token_timeout:
+            # Cut at the first-token deadline: the call lasted the limit, even when the
+            # event loop's timer fired a hair early by this clock (uvloop reads its clock
+            # once per turn), which read as "ended sooner" and made a fail inconclusive.
+            total_ms = max(total_ms, self.ttft_limit_s * 1000.0)
         reply = Completion(
             content=acc.content, finish_reason=None if first_token_timeout else acc.finish_reason,
             reasoning=acc.reasoning, refusal=acc.refusal, completion_tokens=completion_tokens(acc.usage),

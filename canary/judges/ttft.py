@@ -29,8 +29,8 @@ def judge_ttft(reply: Reply, limit_ms: float) -> Judgement:
     """Judge the time to first content token, in milliseconds, against ``limit_ms``.
 
     - ``ttft_ms`` known: fail when ``ttft_ms > limit_ms``, else pass.
-    - no content delta, stream opened: fail when the call lasted past the limit
-      (``total_ms > limit_ms``: the stream stayed open with no content); inconclusive
+    - no content delta, stream opened: fail when the call lasted the limit
+      (``total_ms >= limit_ms``: the stream stayed open with no content); inconclusive
       when it ended sooner or ``total_ms`` is unknown (the empty reply is judged elsewhere).
     - content but no ``ttft_ms`` (not streamed): pass when ``total_ms ≤ limit_ms`` (the
       first token came before the end), else inconclusive.
@@ -74,7 +74,9 @@ def _judge(reply: Reply, limit: float) -> Judgement:
             evidence,
         )
     has_content = bool(as_text(reply.content).strip())
-    if total is not None and total > limit:
+    # Empty for the whole limit fails: a read cut at the first-token deadline lasts
+    # exactly the limit. With content, only a reply slower than the limit is in doubt.
+    if total is not None and (total > limit or (total == limit and not has_content)):
         if has_content:
             return Judgement(
                 Verdict.INCONCLUSIVE,
