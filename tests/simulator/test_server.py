@@ -319,32 +319,47 @@ def test_a_burst_of_connections_waits_in_the_listen_queue_rather_than_being_drop
     assert sim.client.get("/models").status_code == 200
 
 
+PINNED_STREAM = {"model": MODEL, "messages": [{"role": "user", "content": "Hi"}], "stream": True,
+                 "provider": {"only": ["atlas/fp8"], "allow_fallbacks": False}}
+
+
+def slow_planning(thread_sim: Start, monkeypatch: pytest.MonkeyPatch, plan_s: float, ttft_ms: int) -> Sim:
+    """A simulator of one endpoint (``atlas/fp8``, first token after ``ttft_ms``) whose
+    planning of each reply holds its loop for ``plan_s`` seconds."""
+    from fake_openrouter import server
+
+    real_plan = server.plan_chat
+
+    def slow_plan(*args: Any) -> Any:
+        time.sleep(plan_s)
+        return real_plan(*args)
+
+    monkeypatch.setattr(server, "plan_chat", slow_plan)
+    return thread_sim(fleet(endpoint("atlas/fp8", faults={"ttft_ms": ttft_ms, "tokens_per_s": 5000})))
+
+
+def first_content(response: httpx.Response) -> bool:
+    """Read ``response``'s SSE lines up to its first content delta; False if none came."""
+    for line in response.iter_lines():
+        if line.startswith("data: {"):
+            choices = json.loads(line[6:])["choices"]
+            if choices and choices[0]["delta"].get("content"):
+                return True
+    return False
+
+
 def test_the_drawn_ttft_counts_from_the_requests_arrival_not_from_a_late_plan(
     thread_sim: Start, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Planning the reply takes 400 ms here (as it does for the last of a burst of
     # hundreds planned one after another on the simulator's one loop): the endpoint's
     # 600 ms first token still comes about 600 ms after the request, not 1000 ms.
-    from fake_openrouter import server
-
-    real_plan = server.plan_chat
-
-    def slow_plan(*args: Any) -> Any:
-        time.sleep(0.4)
-        return real_plan(*args)
-
-    monkeypatch.setattr(server, "plan_chat", slow_plan)
-    sim = thread_sim(fleet(endpoint("atlas/fp8", faults={"ttft_ms": 600, "tokens_per_s": 5000})))
-    payload = {"model": MODEL, "messages": [{"role": "user", "content": "Hi"}], "stream": True,
-               "provider": {"only": ["atlas/fp8"], "allow_fallbacks": False}}
+    sim = slow_planning(thread_sim, monkeypatch, 0.4, 600)
     sent = time.monotonic()
-    first_token_s = None
-    with sim.client.stream("POST", "/chat/completions", json=payload) as response:
-        for line in response.iter_lines():
-            if line.startswith("data: {") and json.loads(line[6:])["choices"] and json.loads(line[6:])["choices"][0]["delta"].get("content"):
-                first_token_s = time.monotonic() - sent
-                break
-    assert first_token_s is not None and 0.58 <= first_token_s < 0.85
+    with sim.client.stream("POST", "/chat/completions", json=PINNED_STREAM) as response:
+        assert first_content(response)
+        first_token_s = time.monotonic() - sent
+    assert 0.58 <= first_token_s < 0.85
     gen_id = response.headers["x-generation-id"]
     time.sleep(0.2)  # the record is written when the reply ends
     record = sim.client.get("/generation", params={"id": gen_id}).json()["data"]
@@ -358,27 +373,13 @@ def test_requests_read_together_are_stamped_together_before_any_is_planned(
     # arrive; they are read in one turn of the loop and each is stamped on arrival, not
     # after the plans of those read before it: their 1.5 s first tokens come together,
     # about 1.8 s after sending (not 1.8, 2.1 and 2.4 s).
-    from fake_openrouter import server
-
-    real_plan = server.plan_chat
-
-    def slow_plan(*args: Any) -> Any:
-        time.sleep(0.3)
-        return real_plan(*args)
-
-    monkeypatch.setattr(server, "plan_chat", slow_plan)
-    sim = thread_sim(fleet(endpoint("atlas/fp8", faults={"ttft_ms": 1500, "tokens_per_s": 5000})))
-    payload = {"model": MODEL, "messages": [{"role": "user", "content": "Hi"}], "stream": True,
-               "provider": {"only": ["atlas/fp8"], "allow_fallbacks": False}}
+    sim = slow_planning(thread_sim, monkeypatch, 0.3, 1500)
 
     def first_token_after(sent: float) -> float:
-        with httpx.Client(base_url=sim.base_url, timeout=10) as client, client.stream("POST", "/chat/completions", json=payload) as response:
-            for line in response.iter_lines():
-                if line.startswith("data: {"):
-                    choices = json.loads(line[6:])["choices"]
-                    if choices and choices[0]["delta"].get("content"):
-                        return time.monotonic() - sent
-        raise AssertionError("no content")
+        with httpx.Client(base_url=sim.base_url, timeout=10) as client, \
+                client.stream("POST", "/chat/completions", json=PINNED_STREAM) as response:
+            assert first_content(response)
+            return time.monotonic() - sent
 
     start = time.monotonic()
     holder = threading.Thread(target=first_token_after, args=(start,))
