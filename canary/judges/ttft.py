@@ -74,22 +74,21 @@ def _judge(reply: Reply, limit: float) -> Judgement:
             evidence,
         )
     has_content = bool(as_text(reply.content).strip())
-    # Empty for the whole limit fails: a read cut at the first-token deadline lasts
-    # exactly the limit. With content, only a reply slower than the limit is in doubt.
-    if total is not None and (total > limit or (total == limit and not has_content)):
-        if has_content:
-            return Judgement(
-                Verdict.INCONCLUSIVE,
-                CHECK,
-                "Not streamed and slower than the limit overall; the first token time is unknown.",
-                evidence,
-            )
+    if total is not None and not has_content and total >= limit:
+        # Empty for the whole limit: a read cut at the first-token deadline lasts exactly it.
         return Judgement(
             Verdict.FAIL,
             CHECK,
             f"The stream opened but carried no content within {limit / 1000:.1f} s.",
             evidence,
         )
-    if has_content and total is not None:
+    if total is not None and has_content:
+        if total > limit:
+            return Judgement(
+                Verdict.INCONCLUSIVE,
+                CHECK,
+                "Not streamed and slower than the limit overall; the first token time is unknown.",
+                evidence,
+            )
         return Judgement(Verdict.PASS, CHECK, "The whole reply arrived within the limit.", evidence)
     return Judgement(Verdict.INCONCLUSIVE, CHECK, "No first-token time to judge.", evidence)
