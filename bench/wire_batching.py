@@ -44,8 +44,11 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=3, help="alternations of the two settings (default 3)")
     parser.add_argument("--batch-ms", type=float, default=READ_BATCH_S * 1000, help="the batched setting (ms)")
     args = parser.parse_args()
-    if args.streams < 1 or args.pairs < 1 or not 0 < args.batch_ms <= 1000:
-        parser.error("--streams and --pairs must be at least 1, --batch-ms between 0 (excluded) and 1000")
+    for flag, value in (("--streams", args.streams), ("--pairs", args.pairs)):
+        if value < 1:
+            parser.error(f"{flag} must be at least 1, got {value}")
+    if not 0 < args.batch_ms <= 1000:
+        parser.error(f"--batch-ms must be above 0 and at most 1000, got {args.batch_ms:g}")
     sim, base = simulator(scale_fleet([MODEL]))
     try:
         settings = {"as bytes come": 0.0, f"batched every {args.batch_ms:g} ms": args.batch_ms / 1000}

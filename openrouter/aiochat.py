@@ -119,7 +119,7 @@ class LoopOpenRouterClient(OpenRouterClient):
     def __init__(self, *args: Any, read_batch_s: float = READ_BATCH_S, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if isinstance(read_batch_s, bool) or not isinstance(read_batch_s, int | float) or not 0 <= read_batch_s <= 1:
-            raise ValueError(f"read_batch_s must be between 0 and 1 s, not {read_batch_s!r}")
+            raise ValueError(f"read_batch_s must be a number between 0 and 1 s, not {read_batch_s!r}")
         self.read_batch_s = read_batch_s
         self._loop_streams = not self.transport_injected
         self._runner = EventLoopThread()

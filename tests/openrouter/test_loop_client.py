@@ -271,5 +271,5 @@ def test_a_batched_read_never_pauses_past_the_total_deadline(scripted: ScriptedS
 
 @pytest.mark.parametrize("batch_s", [-0.1, 1.5, float("nan"), "0.05", True])
 def test_a_read_batch_out_of_range_is_refused_when_built(batch_s: object) -> None:
-    with pytest.raises(ValueError, match="read_batch_s must be between 0 and 1 s"):
+    with pytest.raises(ValueError, match="read_batch_s must be a number between 0 and 1 s"):
         LoopOpenRouterClient(base_url="http://127.0.0.1:1/api/v1", read_batch_s=batch_s)
