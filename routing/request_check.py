@@ -68,7 +68,12 @@ _GATEWAY_PROVIDER_KEYS = frozenset({"only", "order", "ignore", "allow_fallbacks"
 
 
 class RequestInvalid(ValueError):
-    """The client's request is malformed: answer 400 with this message, send nothing."""
+    """The client's request is malformed: answer 400 with this message, send nothing;
+    ``field`` names the offending field when one is to blame (``model``)."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class BodyInvalid(ValueError):

@@ -153,5 +153,6 @@ def test_a_model_the_contract_does_not_serve_is_refused_naming_the_models(client
     assert response.status_code == 400
     message = response.json()["error"]["message"]
     assert message.startswith("model: 'other/model' is not served under contract chat@1") and MODEL in message
+    assert response.json()["error"]["field"] == "model"
     ok = post(client, env, {**BODY, "stream": False, "model": MODEL.upper()})
     assert ok.status_code == 200 and ok.json()["model"] == MODEL
