@@ -214,6 +214,28 @@ def coalesced(steps: tuple[Step, ...]) -> list[Step]:
     return out
 
 
+def due_writes(steps: list[Step], at: int, write: Write, due: float, now: float) -> tuple[Write, int, float]:
+    """``write`` joined with the writes that follow it in ``steps`` (from index ``at``,
+    each after one ``Wait``) whose instants on the schedule are already past at ``now``
+    (``due``: the instant of ``write``, loop seconds). Returns the joined write (marked
+    ``first_token`` if any part was), the index of the first step not taken and the
+    instant of the last write taken. A simulator behind its schedule would send those
+    bytes at this same instant one send each; one send costs it a fraction of the CPU
+    and keeps it from falling further behind in a round's burst."""
+    data, first_token = write.data, write.first_token
+    while at + 1 < len(steps):
+        wait, following = steps[at], steps[at + 1]
+        if not (isinstance(wait, Wait) and isinstance(following, Write) and due + wait.seconds <= now):
+            break
+        due += wait.seconds
+        data += following.data
+        first_token = first_token or following.first_token
+        at += 2
+    if data is write.data:
+        return write, at, due
+    return Write(data, first_token=first_token), at, due
+
+
 async def _play(request: web.Request, state: SimulatorState, plan: ChatPlan, arrived: float) -> web.StreamResponse:
     """Play ``plan.steps`` on a schedule that starts at ``arrived`` (the loop time the
     request's handler started); record the generation when the script ends (or is cut
@@ -225,29 +247,35 @@ async def _play(request: web.Request, state: SimulatorState, plan: ChatPlan, arr
     event loop, is not added to the endpoint's drawn TTFT and token pace. A round's burst
     of hundreds of requests at once had them planned one after another, and the last
     planned started its TTFT wait most of a second late. Behind schedule, a write goes
-    out at once, as a provider's buffered tokens do.
+    out at once, as a provider's buffered tokens do, and so do the writes after it
+    whose instants have passed too: one send of their bytes together (``due_writes``).
     """
     loop = asyncio.get_running_loop()
     started = due = arrived
     first_token_at: float | None = None
     response: web.StreamResponse | None = None
     cancelled = False
+    steps = coalesced(plan.steps)
+    at = 0
     try:
-        for step in coalesced(plan.steps):
+        while at < len(steps):
+            step = steps[at]
+            at += 1
             if isinstance(step, Wait):
                 due += step.seconds
                 if (left := due - loop.time()) > 0:
                     await asyncio.sleep(left)
+            elif isinstance(step, Write):
+                assert response is not None
+                step, at, due = due_writes(steps, at, step, due, loop.time())
+                await response.write(step.data)
+                if step.first_token and first_token_at is None:
+                    first_token_at = loop.time()
             elif isinstance(step, Head):
                 response = web.StreamResponse(status=step.status, headers=dict(step.headers))
                 if step.content_length is not None:
                     response.content_length = step.content_length
                 await response.prepare(request)
-            elif isinstance(step, Write):
-                assert response is not None
-                await response.write(step.data)
-                if step.first_token and first_token_at is None:
-                    first_token_at = loop.time()
             elif isinstance(step, Abort):
                 cancelled = True
                 await _reset_connection(request)

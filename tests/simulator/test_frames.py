@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fake_openrouter.server import coalesced
+from fake_openrouter.server import coalesced, due_writes
 from fake_openrouter.wire import DeltaFrames, ResponseMeta, chunk, delta_choice, sse_data
 from fake_openrouter.world import Head, Wait, Write
 
@@ -19,3 +19,20 @@ def test_writes_without_a_wait_between_them_are_sent_together() -> None:
     head = Head(200, ())
     steps = (head, Write(b"a"), Write(b"b", first_token=True), Wait(0.1), Write(b"c"), Write(b"d"))
     assert coalesced(steps) == [head, Write(b"ab", first_token=True), Wait(0.1), Write(b"cd")]
+
+
+def test_writes_whose_instants_have_passed_go_out_in_one_send() -> None:
+    # The schedule: a at 10.0 s, b at 10.1, c at 10.2, d at 15.2; the loop is at 10.25.
+    steps = [Write(b"a"), Wait(0.1), Write(b"b", first_token=True), Wait(0.1), Write(b"c"), Wait(5.0), Write(b"d")]
+    joined, at, due = due_writes(steps, 1, Write(b"a"), 10.0, 10.25)
+    assert joined == Write(b"abc", first_token=True)
+    assert steps[at] == Wait(5.0)
+    assert due == pytest.approx(10.2)
+
+
+def test_a_write_on_schedule_goes_out_alone() -> None:
+    first = Write(b"a", first_token=True)
+    steps = [first, Wait(0.1), Write(b"b")]
+    assert due_writes(steps, 1, first, 10.0, 10.05) == (first, 1, 10.0)
+    # Nor does a write join one past an abort or a hang: only Wait-then-Write pairs.
+    assert due_writes([first, Wait(0.1)], 1, first, 10.0, 99.0) == (first, 1, 10.0)

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from fake_openrouter import server
 from tests.simulator.conftest import MODEL, Sim, content_of, endpoint, fleet
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -326,8 +327,6 @@ PINNED_STREAM = {"model": MODEL, "messages": [{"role": "user", "content": "Hi"}]
 def slow_planning(thread_sim: Start, monkeypatch: pytest.MonkeyPatch, plan_s: float, ttft_ms: int) -> Sim:
     """A simulator of one endpoint (``atlas/fp8``, first token after ``ttft_ms``) whose
     planning of each reply holds its loop for ``plan_s`` seconds."""
-    from fake_openrouter import server
-
     real_plan = server.plan_chat
 
     def slow_plan(*args: Any) -> Any:
@@ -393,3 +392,30 @@ def test_requests_read_together_are_stamped_together_before_any_is_planned(
         t.join(10)
     assert len(results) == 3
     assert max(results) < 2.15, results
+
+
+def test_a_reply_behind_its_schedule_sends_what_is_due_at_once_and_the_rest_on_time(
+    thread_sim: Start, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Planning holds the loop 300 ms; the first token (100 ms) and the tokens after it
+    # (5,000 per second) are all due by then, so the whole reply goes out in one send
+    # of the same bytes. A reply planned at once, at 20 tokens per second, is sent
+    # token by token on its schedule.
+    sends: list[bytes] = []
+    real_write = server.web.StreamResponse.write
+
+    async def counted(self: Any, data: bytes) -> None:
+        sends.append(bytes(data))
+        await real_write(self, data)
+
+    monkeypatch.setattr(server.web.StreamResponse, "write", counted)
+    sim = slow_planning(thread_sim, monkeypatch, 0.3, 100)
+    _, late = sim.stream("atlas/fp8")
+    assert len(sends) == 1
+    assert late.count(b"data: {") >= 3 and late.rstrip().endswith(b"data: [DONE]")
+
+    sends.clear()
+    paced = thread_sim(fleet(endpoint("atlas/fp8", faults={"ttft_ms": 50, "tokens_per_s": 20})))
+    _, on_time = paced.stream("atlas/fp8")
+    assert len(sends) >= 3
+    assert on_time.count(b"data: {") == late.count(b"data: {")
