@@ -8,9 +8,11 @@ network waits all live here, once.
 
 from __future__ import annotations
 
+import os
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -30,6 +32,31 @@ from openrouter.client import OpenRouterClient
 EXCERPT_CHARS = 600
 NO_TEXT = object()  # a reply without text: no leading signature to judge
 RATE_LIMIT_WAIT = "rate_limit_wait_ms"
+# The process's probe threads at most (``probe_threads``): more than a worker's endpoint
+# tasks ever have in flight (a task of 10 endpoints needs 50; ``-c 32`` tasks, 1,600).
+PROBE_THREADS = 2048
+
+_threads: ThreadPoolExecutor | None = None
+_threads_pid = 0
+_threads_lock = threading.Lock()
+
+
+def probe_threads() -> ThreadPoolExecutor:
+    """The process's pool of threads that wait on providers for probes (at most
+    ``PROBE_THREADS``), kept from one endpoint task to the next; a new one after a fork.
+
+    Kept because a thread started for one task and joined at its end cost about 0.2 ms
+    of CPU more than a reused one (``bench/probe_threads.py``), and a task of 10
+    endpoints used 50. Its queue is first in, first out, and ``endpoint_probes_run``
+    queues an endpoint's admission before that endpoint's probes, which wait on it: the
+    admission always has a thread by the time one of its probes does, at any pool size.
+    """
+    global _threads, _threads_pid
+    with _threads_lock:
+        if _threads is None or _threads_pid != os.getpid():
+            _threads = ThreadPoolExecutor(max_workers=PROBE_THREADS, thread_name_prefix="probe")
+            _threads_pid = os.getpid()
+        return _threads
 
 
 @dataclass(frozen=True)
@@ -179,11 +206,14 @@ def endpoint_probes_run(
     endpoint again). Returns the number of probes run.
 
     Each endpoint's probes pass the per-provider rate limit together (``Limiter.acquire``
-    with their count; the endpoints side by side), then wait on the network in a pool of
-    ``max_workers`` threads (default: one per job and one per endpoint's admission) that
-    never touch the database; rows are read before and
-    written from the calling thread only (one connection, no cross-thread transactions),
-    and that connection goes back to the pool during the waits (``connection_release``).
+    with their count; the endpoints side by side), then wait on the network in threads
+    that never touch the database: the process's ``probe_threads`` or, with
+    ``max_workers``, a pool of that many for this call only (the manual round's
+    ``CANARY_CONCURRENCY``). Rows are read before and written from the calling thread
+    only (one connection, no cross-thread transactions), and that connection goes back
+    to the pool during the waits (``connection_release``). Raises what a probe's
+    admission or the storing raised (the Redis or database error); probes not started
+    by then are cancelled.
     """
     reported = set(
         ProbeResult.objects.filter(round=rnd, sample=0, endpoint_id__in={j.endpoint_id for j in jobs})
@@ -199,24 +229,34 @@ def endpoint_probes_run(
     # loop reading them into a false idle timeout. Workers build it at start
     # (reverie_ops/celery.py); this covers the manual round and the demo. Later calls are free.
     get_detector()
+    connection_release()
+    if max_workers is None:
+        _probes_in(probe_threads(), rnd, todo, endpoints, client)
+    else:
+        with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
+            _probes_in(pool, rnd, todo, endpoints, client)
+    return len(todo)
+
+
+def _probes_in(pool: Executor, rnd: Round, todo: Sequence[ProbeJob], endpoints: dict[int, Endpoint], client: OpenRouterClient) -> None:
+    """``endpoint_probes_run``'s probes of ``todo`` on ``pool``; each endpoint's results
+    stored from this thread once all of its probes are in."""
     left = Counter(job.endpoint_id for job in todo)
     done: dict[int, list[ProbeOutcome]] = defaultdict(list)
-    connection_release()
     limiter = provider_limiter()
-    # One thread per admission and per probe (admissions first: a probe thread waits on
-    # its endpoint's admission, which then always has a thread of its own).
-    with ThreadPoolExecutor(max_workers=max(1, max_workers or len(todo) + len(left))) as pool:
-        # An endpoint's probes take their places in its provider's window together (one
-        # Redis round trip per endpoint), and the endpoints of one task are admitted side
-        # by side: one waiting for its provider's next window holds up no other.
-        admissions = {
-            endpoint_id: pool.submit(limiter.acquire, endpoints[endpoint_id].provider.slug, count)
-            for endpoint_id, count in left.items()
-        }
-        futures: dict[Future[list[ProbeOutcome]], ProbeJob] = {
-            pool.submit(_admitted_probe, admissions[job.endpoint_id], job, endpoints[job.endpoint_id], client): job
-            for job in todo
-        }
+    # An endpoint's probes take their places in its provider's window together (one
+    # Redis round trip per endpoint), and the endpoints of one task are admitted side
+    # by side: one waiting for its provider's next window holds up no other. Admissions
+    # are queued first: a probe waits on its endpoint's admission (``probe_threads``).
+    admissions = {
+        endpoint_id: pool.submit(limiter.acquire, endpoints[endpoint_id].provider.slug, count)
+        for endpoint_id, count in left.items()
+    }
+    futures: dict[Future[list[ProbeOutcome]], ProbeJob] = {
+        pool.submit(_admitted_probe, admissions[job.endpoint_id], job, endpoints[job.endpoint_id], client): job
+        for job in todo
+    }
+    try:
         for fut in as_completed(futures):
             endpoint_id = futures[fut].endpoint_id
             done[endpoint_id] += fut.result()
@@ -224,7 +264,12 @@ def endpoint_probes_run(
             if not left[endpoint_id]:
                 probe_record(rnd, endpoints[endpoint_id], done.pop(endpoint_id), rnd.started_at)
                 connection_release()
-    return len(todo)
+    except BaseException:
+        for admission in admissions.values():
+            admission.cancel()
+        for pending in futures:
+            pending.cancel()
+        raise
 
 
 def round_probes_done(rnd: Round) -> bool:

@@ -130,3 +130,54 @@ def test_a_reply_with_nul_bytes_or_an_overlong_provider_name_is_stored_as_a_verd
     # reply's full name reads as another provider: inconclusive, never a crash.
     assert borealis.serving_provider == long_name["provider"][:200]
     assert borealis.probe_verdict == "inconclusive"
+
+
+def test_endpoint_tasks_run_their_probes_on_the_threads_kept_from_earlier_tasks(start_sim, use_sim, monkeypatch):
+    use_sim(start_sim(healthy_fleet(3)))
+    rnd, jobs = round_open(MODEL, now=NOW, language="pt")
+    ran_on: list[threading.Thread] = []
+    real = probes_run.probe_execute
+
+    def noted(job, *args, **kwargs):
+        ran_on.append(threading.current_thread())
+        return real(job, *args, **kwargs)
+
+    monkeypatch.setattr(probes_run, "probe_execute", noted)
+    started: list[int] = []
+    for endpoint_id in sorted({job.endpoint_id for job in jobs}):
+        alive_before = set(threading.enumerate())
+        ran_on.clear()
+        round_endpoint_probes(rnd.pk, [endpoint_id], "pt")
+        assert len(ran_on) == len(PROBE_KINDS)
+        started.append(len(set(ran_on) - alive_before))
+    # A task started threads only while the pool grew to what one task needs at once
+    # (threads per task, as before, would have started 4 for every task); the last
+    # task's probes all ran on threads that were there before it.
+    assert started[-1] == 0, started
+    assert ProbeResult.objects.filter(round=rnd, sample=0, kind__in=PROBE_KINDS).count() == 3 * len(PROBE_KINDS)
+
+
+class BrokenLimiter:
+    """A rate limit whose store is down: every admission raises."""
+
+    def acquire(self, slug: str, count: int = 1) -> float:
+        raise ConnectionError(f"rate limit store unreachable for {slug}")
+
+
+def test_an_admission_that_fails_ends_the_task_with_its_error_and_stores_nothing(start_sim, use_sim, monkeypatch):
+    use_sim(start_sim(healthy_fleet(2)))
+    rnd, jobs = round_open(MODEL, now=NOW, language="pt")
+    monkeypatch.setattr(probes_run, "provider_limiter", BrokenLimiter)
+    with pytest.raises(ConnectionError, match="unreachable"):
+        probes_run.endpoint_probes_run(rnd, jobs)
+    assert not ProbeResult.objects.filter(round=rnd).exists()
+    # The kept threads are free again: the next task runs as usual.
+    monkeypatch.undo()
+    assert probes_run.endpoint_probes_run(rnd, jobs) == len(jobs)
+
+
+def test_the_probe_threads_are_one_pool_per_process_and_a_new_one_after_a_fork(monkeypatch):
+    pool = probes_run.probe_threads()
+    assert probes_run.probe_threads() is pool
+    monkeypatch.setattr(probes_run.os, "getpid", lambda: -1)
+    assert probes_run.probe_threads() is not pool
