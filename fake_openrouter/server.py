@@ -222,18 +222,18 @@ def due_writes(steps: list[Step], at: int, write: Write, due: float, now: float)
     instant of the last write taken. A simulator behind its schedule would send those
     bytes at this same instant one send each; one send costs it a fraction of the CPU
     and keeps it from falling further behind in a round's burst."""
-    data, first_token = write.data, write.first_token
+    parts, first_token = [write.data], write.first_token
     while at + 1 < len(steps):
         wait, following = steps[at], steps[at + 1]
         if not (isinstance(wait, Wait) and isinstance(following, Write) and due + wait.seconds <= now):
             break
         due += wait.seconds
-        data += following.data
+        parts.append(following.data)  # joined once below: a long reply far behind stays linear
         first_token = first_token or following.first_token
         at += 2
-    if data is write.data:
+    if len(parts) == 1:
         return write, at, due
-    return Write(data, first_token=first_token), at, due
+    return Write(b"".join(parts), first_token=first_token), at, due
 
 
 async def _play(request: web.Request, state: SimulatorState, plan: ChatPlan, arrived: float) -> web.StreamResponse:

@@ -36,3 +36,13 @@ def test_a_write_on_schedule_goes_out_alone() -> None:
     assert due_writes(steps, 1, first, 10.0, 10.05) == (first, 1, 10.0)
     # Nor does a write join one past an abort or a hang: only Wait-then-Write pairs.
     assert due_writes([first, Wait(0.1)], 1, first, 10.0, 99.0) == (first, 1, 10.0)
+
+
+def test_a_long_reply_far_behind_its_schedule_is_joined_whole() -> None:
+    # 200,000 writes of 100 bytes, all due: one send of all of them. (Joined by appending
+    # to one growing bytes object, as a first version did, this copied about 2 TB and
+    # held the simulator's loop for hours; joined once, 20 MB.)
+    frame = Write(b"x" * 100)
+    steps = [frame] + [Wait(0.001), frame] * 200_000
+    joined, at, _ = due_writes(steps, 1, frame, 0.0, 1e9)
+    assert len(joined.data) == 100 * 200_001 and at == len(steps)
