@@ -5,8 +5,9 @@ Each task has the shape of a Celery endpoint task of 10 endpoints: 10 admissions
 probes that wait on their endpoint's admission and then on the network (a 20 ms sleep in
 place of a stream). ``--tasks`` tasks run 8 at a time from task threads, as a worker runs
 them, once per setting, alternating ``--pairs`` times in one run (the machine's speed
-drifts): prints this process's CPU per probe thread for each batch and the ratio of the
-means, kept / per task. No database, no network.
+drifts): prints this process's CPU per job (one probe's or one admission's work on a thread)
+for each batch and the ratio of the means, kept / per task. Below about 40 tasks per batch
+the ratio is in the noise of a shared machine. No database, no network.
 
 Usage: ``bench/probe_threads.py [--tasks N] [--pairs N]``.
 """
@@ -65,7 +66,11 @@ def cpu_per_thread_us(task: Callable[[], int], tasks: int) -> float:
 
 
 def positive(text: str) -> int:
-    value = int(text)
+    """A flag's whole number of at least 1 (argparse's type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
@@ -73,7 +78,7 @@ def positive(text: str) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=positive, default=40, help="endpoint tasks per batch (default 40)")
+    parser.add_argument("--tasks", type=positive, default=40, help="endpoint tasks per batch (default 40; below about 40 the ratio is noise)")
     parser.add_argument("--pairs", type=positive, default=5, help="alternations of the two settings (default 5)")
     args = parser.parse_args()
     kept_pool()  # the kept pool's threads exist before the first measured batch, as in a worker
@@ -81,7 +86,7 @@ def main() -> None:
     for _ in range(args.pairs):
         fresh.append(cpu_per_thread_us(per_task_pool, args.tasks))
         kept.append(cpu_per_thread_us(kept_pool, args.tasks))
-        print(f"CPU per job: threads per task {fresh[-1]:.0f} µs, kept threads {kept[-1]:.0f} µs")
+        print(f"CPU per job (a probe or an admission): threads per task {fresh[-1]:.0f} µs, kept threads {kept[-1]:.0f} µs")
     ratio = statistics.mean(kept) / statistics.mean(fresh)
     print(f"mean: threads per task {statistics.mean(fresh):.0f} µs, kept {statistics.mean(kept):.0f} µs; "
           f"ratio kept / per task: {ratio:.2f} ({args.tasks} tasks of {ENDPOINTS * (PROBES_PER_ENDPOINT + 1)} jobs per batch)")
