@@ -121,7 +121,7 @@ class Gateway:
         if model is None or model == "":
             return None
         if not isinstance(model, str):
-            raise RequestInvalid(f"model: expected a model id string, got {model!r}", field="model")
+            raise RequestInvalid("model", f"expected a model id string, got {model!r}")
         capable, _ = candidates(list(self.routes()), contract, needs, budget_left_usd=contract.max_cost_usd,
                                 ignored=frozenset(), min_structured_honoured=self.min_structured_honoured)
         served = sorted({r.model_id for r in capable})
@@ -131,8 +131,8 @@ class Gateway:
         for model_id in served:
             if model_id.casefold() == wanted:
                 return model_id
-        raise RequestInvalid(f"model: {model!r} is not served under contract {contract.key}; "
-                             f"it serves {served} (or omit model to let the gateway choose)", field="model")
+        raise RequestInvalid("model", f"{model!r} is not served under contract {contract.key}; "
+                             f"it serves {served} (or omit model to let the gateway choose)")
 
     def pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:

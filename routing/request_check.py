@@ -69,11 +69,11 @@ _GATEWAY_PROVIDER_KEYS = frozenset({"only", "order", "ignore", "allow_fallbacks"
 
 class RequestInvalid(ValueError):
     """The client's request is malformed: answer 400 with this message, send nothing;
-    ``field`` names the offending field when one is to blame (``model``)."""
+    ``path`` names the field (``messages[2].role``; empty for the body as a whole)."""
 
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.field = field
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}" if path else problem)
+        self.path = path
 
 
 class BodyInvalid(ValueError):
@@ -321,43 +321,43 @@ def check_request(body: Any, contract: Contract) -> None:
     """Reject what no route should ever see (field case 4). Raises ``RequestInvalid``
     with a message naming the field; returns None when the request is well formed."""
     if not isinstance(body, dict):
-        raise RequestInvalid("the request body must be a JSON object")
+        raise RequestInvalid("", "the request body must be a JSON object")
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
-        raise RequestInvalid("messages: a non-empty list of messages is required")
+        raise RequestInvalid("messages", "a non-empty list of messages is required")
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
-            raise RequestInvalid(f"messages[{i}]: expected an object")
+            raise RequestInvalid(f"messages[{i}]", "expected an object")
         if not isinstance(message.get("role"), str) or message.get("role") not in _ROLES:
-            raise RequestInvalid(f"messages[{i}].role: expected one of {sorted(_ROLES)}, got {message.get('role')!r}")
+            raise RequestInvalid(f"messages[{i}].role", f"expected one of {sorted(_ROLES)}, got {message.get('role')!r}")
         content = message.get("content")
         if not (isinstance(content, str | list) or (content is None and message.get("role") in ("assistant", "tool"))):
-            raise RequestInvalid(f"messages[{i}].content: expected a string or a list of parts")
+            raise RequestInvalid(f"messages[{i}].content", "expected a string or a list of parts")
     provider = body.get("provider")
     if provider is not None:
         if not isinstance(provider, dict):
-            raise RequestInvalid("provider: expected an object")
+            raise RequestInvalid("provider", "expected an object")
         owned = sorted(set(provider) & _GATEWAY_PROVIDER_KEYS)
         if owned:
-            raise RequestInvalid(f"provider.{owned[0]}: chosen by the gateway (each route pins its endpoint); remove it")
+            raise RequestInvalid(f"provider.{owned[0]}", "chosen by the gateway (each route pins its endpoint); remove it")
         unknown = sorted(set(provider) - PROVIDER_KEYS)
         if unknown:
-            raise RequestInvalid(f"provider: unknown field(s) {unknown}; allowed: {sorted(PROVIDER_KEYS)}")
+            raise RequestInvalid("provider", f"unknown field(s) {unknown}; allowed: {sorted(PROVIDER_KEYS)}")
     stream = body.get("stream")
     if stream is not None and not isinstance(stream, bool):
-        raise RequestInvalid("stream: expected true or false")
+        raise RequestInvalid("stream", "expected true or false")
     for key in ("max_tokens", "max_completion_tokens"):
         value = body.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise RequestInvalid(f"{key}: expected a positive integer, got {value!r}")
+            raise RequestInvalid(key, f"expected a positive integer, got {value!r}")
     n = body.get("n")
     if n not in (None, 1):
-        raise RequestInvalid("n: only 1 is supported (one answer is validated and accepted)")
+        raise RequestInvalid("n", "only 1 is supported (one answer is validated and accepted)")
     tools = body.get("tools")
     if tools is not None:
         if not isinstance(tools, list):
-            raise RequestInvalid("tools: expected a list")
+            raise RequestInvalid("tools", "expected a list")
         for i, tool in enumerate(tools):
             name = tool.get("function", {}).get("name") if isinstance(tool, dict) and isinstance(tool.get("function"), dict) else None
             if not isinstance(name, str) or name not in contract.tools:
-                raise RequestInvalid(f"tools[{i}]: tool {name!r} is not registered in contract {contract.key}; registered: {sorted(contract.tools)}")
+                raise RequestInvalid(f"tools[{i}]", f"tool {name!r} is not registered in contract {contract.key}; registered: {sorted(contract.tools)}")

@@ -615,7 +615,7 @@ def chat_completion_create(
                              language=language)
     except RequestInvalid as exc:
         request_idempotency_settle(spec, ledger_key, "failed")
-        return error_reply(400, "invalid_request", str(exc), field=exc.field)
+        return error_reply(400, "invalid_request", str(exc), field=exc.path or None)
     except Exception:
         request_idempotency_settle(spec, ledger_key, "unknown")
         raise

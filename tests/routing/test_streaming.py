@@ -156,3 +156,19 @@ def test_a_model_the_contract_does_not_serve_is_refused_naming_the_models(client
     assert response.json()["error"]["field"] == "model"
     ok = post(client, env, {**BODY, "stream": False, "model": MODEL.upper()})
     assert ok.status_code == 200 and ok.json()["model"] == MODEL
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("change", "field"), [
+    ({"stream": "yes"}, "stream"),
+    ({"max_tokens": -1}, "max_tokens"),
+    ({"n": 2}, "n"),
+    ({"messages": [{"role": "wizard", "content": "hi"}]}, "messages[0].role"),
+    ({"provider": {"order": ["alpha"]}}, "provider.order"),
+])
+def test_a_request_the_gateway_refuses_names_its_field_in_the_400(client, env, change, field):
+    env.sim(fleet(endpoint("alpha"), endpoint("beta")))
+    response = post(client, env, {**BODY, "stream": False, **change})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["field"] == field and error["message"].startswith(f"{field}: ")
