@@ -47,9 +47,10 @@ def probe_threads() -> ThreadPoolExecutor:
 
     Kept because a thread started for one task and joined at its end cost about 0.2 ms
     of CPU more than a reused one (``bench/probe_threads.py``), and a task of 10
-    endpoints used 50 threads (40 probes, 10 admissions). Its queue is first in, first out, and ``endpoint_probes_run``
-    queues an endpoint's admission before that endpoint's probes, which wait on it: the
-    admission always has a thread by the time one of its probes does, at any pool size.
+    endpoints used 50 threads (40 probes, 10 admissions). Its queue is first in, first
+    out, and ``endpoint_probes_run`` queues an endpoint's admission before that
+    endpoint's probes, which wait on it: the admission always has a thread by the time
+    one of its probes does, at any pool size.
     """
     global _threads, _threads_pid
     with _threads_lock:
