@@ -65,22 +65,14 @@ def cpu_per_thread_us(task: Callable[[], int], tasks: int) -> float:
     return (time.process_time() - before) / (tasks * ENDPOINTS * (PROBES_PER_ENDPOINT + 1)) * 1e6
 
 
-def positive(text: str) -> int:
-    """A flag's whole number of at least 1 (argparse's type)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=positive, default=40, help="endpoint tasks per batch (default 40; below about 40 the ratio is noise)")
-    parser.add_argument("--pairs", type=positive, default=5, help="alternations of the two settings (default 5)")
+    parser.add_argument("--tasks", type=int, default=40, help="endpoint tasks per batch (default 40; below about 40 the ratio is noise)")
+    parser.add_argument("--pairs", type=int, default=5, help="alternations of the two settings (default 5)")
     args = parser.parse_args()
+    for flag, value in (("--tasks", args.tasks), ("--pairs", args.pairs)):
+        if value < 1:
+            parser.error(f"{flag} must be at least 1, got {value}")
     kept_pool()  # the kept pool's threads exist before the first measured batch, as in a worker
     fresh, kept = [], []
     for _ in range(args.pairs):
