@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fake_openrouter.server import coalesced, due_writes
+from fake_openrouter.server import chunk_frame, coalesced, due_writes, paced_run_end, send_groups
 from fake_openrouter.wire import DeltaFrames, ResponseMeta, chunk, delta_choice, sse_data
 from fake_openrouter.world import Head, Wait, Write
 
@@ -46,3 +46,24 @@ def test_a_long_reply_far_behind_its_schedule_is_joined_whole() -> None:
     steps = [frame] + [Wait(0.001), frame] * 200_000
     joined, at, _ = due_writes(steps, 1, frame, 0.0, 1e9)
     assert len(joined.data) == 100 * 200_001 and at == len(steps)
+
+
+def test_frames_less_than_the_quantum_apart_leave_together_at_the_last_ones_instant() -> None:
+    sends = [(0.0, b"a"), (0.005, b"b"), (0.019, b"c"), (0.02, b"d"), (0.05, b"e")]
+    assert send_groups(sends, 0.02) == [(0.019, b"abc"), (0.02, b"d"), (0.05, b"e")]
+    # Frames further apart than the quantum (50 tokens per second or slower) go alone.
+    slow = [(i * 0.05, bytes([65 + i])) for i in range(4)]
+    assert send_groups(slow, 0.02) == slow
+    assert send_groups([], 0.02) == []
+
+
+def test_a_chunk_is_framed_as_aiohttp_frames_a_chunked_body() -> None:
+    assert chunk_frame(b"abc") == b"3\r\nabc\r\n"
+    assert chunk_frame(b"x" * 26) == b"1a\r\n" + b"x" * 26 + b"\r\n"
+
+
+def test_the_paced_run_is_the_wait_write_pairs_up_to_anything_else() -> None:
+    steps = [Write(b"a", first_token=True), Wait(0.1), Write(b"b"), Wait(0.1), Write(b"c"), Wait(1.0)]
+    assert paced_run_end(steps, 1) == 5  # the trailing wait (before an abort or a hang) stays
+    assert paced_run_end(steps, 0) == 0  # not a pair
+    assert paced_run_end([Head(200, ()), Wait(0.1)], 1) == 1

@@ -18,7 +18,15 @@ import httpx
 import pytest
 
 from fake_openrouter import server
-from tests.simulator.conftest import MODEL, Sim, content_of, endpoint, fleet
+from tests.simulator.conftest import (
+    MODEL,
+    PORTUGUESE,
+    Sim,
+    content_of,
+    endpoint,
+    fleet,
+    streamed_content,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 Start = Callable[[dict[str, Any]], Sim]
@@ -394,6 +402,67 @@ def test_requests_read_together_are_stamped_together_before_any_is_planned(
     assert max(results) < 2.15, results
 
 
+def counted_sends(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The body's sends, recorded as the simulator makes them: through aiohttp's
+    response (the head of a stream and its first token) or as paced chunks after it."""
+    sends: list[bytes] = []
+    real_write, real_frame = server.web.StreamResponse.write, server.chunk_frame
+
+    async def write(self: Any, data: bytes) -> None:
+        sends.append(bytes(data))
+        await real_write(self, data)
+
+    def frame(data: bytes) -> bytes:
+        sends.append(data)
+        return real_frame(data)
+
+    monkeypatch.setattr(server.web.StreamResponse, "write", write)
+    monkeypatch.setattr(server, "chunk_frame", frame)
+    return sends
+
+
+def test_frames_after_the_first_token_leave_in_sends_of_the_send_quantum(
+    thread_sim: Start, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 400 tokens per second is a frame every 2.5 to 5 ms: after the first token they leave
+    # 4 to 8 to a send (SEND_QUANTUM_S, 20 ms), never before their instant, and the
+    # reply's text and end are those of a simulator sending every frame alone.
+    world = fleet(endpoint("atlas/fp8", faults={"ttft_ms": 100, "tokens_per_s": 400}))
+    monkeypatch.setattr(server, "SEND_QUANTUM_S", 0.0)
+    alone = counted_sends(monkeypatch)
+    _, one_by_one = thread_sim(world).stream("atlas/fp8")
+    frames = one_by_one.count(b"data: {")
+    assert frames >= 20 and len(alone) >= frames - 3  # the head, the first token and the end may share sends
+    monkeypatch.undo()
+
+    sends = counted_sends(monkeypatch)
+    sim = thread_sim(world)
+    started = time.monotonic()
+    _, grouped = sim.stream("atlas/fp8")
+    lasted_s = time.monotonic() - started
+    assert streamed_content(grouped) == streamed_content(one_by_one)
+    assert grouped.count(b"data: {") == frames and grouped.rstrip().endswith(b"data: [DONE]")
+    assert len(sends) < len(alone) / 2
+    # The last frame is due 100 ms + (frames - 2) x 2.5 ms after the request, at least.
+    assert lasted_s >= 0.1 + (frames - 3) * 0.0025
+
+
+def test_a_client_gone_mid_stream_is_recorded_as_cancelled(thread_sim: Start) -> None:
+    # 10 tokens per second: the client reads the first token and leaves; the paced
+    # sends that follow find the connection closed and the generation says cancelled.
+    sim = thread_sim(fleet(endpoint("atlas/fp8", faults={"ttft_ms": 50, "tokens_per_s": 10})))
+    payload = {"model": MODEL, "messages": PORTUGUESE, "stream": True, "provider": {"only": ["atlas/fp8"]}}
+    with httpx.Client(base_url=sim.base_url, timeout=10) as client, \
+            client.stream("POST", "/chat/completions", json=payload) as response:
+        assert first_content(response)
+        gen_id = response.headers["x-generation-id"]
+    deadline = time.monotonic() + 5
+    while (record := sim.client.get("/generation", params={"id": gen_id})).status_code != 200:
+        assert time.monotonic() < deadline, "the generation was never recorded"
+        time.sleep(0.1)
+    assert record.json()["data"]["cancelled"] is True
+
+
 def test_a_reply_behind_its_schedule_sends_what_is_due_at_once_and_the_rest_on_time(
     thread_sim: Start, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -401,14 +470,7 @@ def test_a_reply_behind_its_schedule_sends_what_is_due_at_once_and_the_rest_on_t
     # (5,000 per second) are all due by then, so the whole reply goes out in one send
     # of the same bytes. A reply planned at once, at 20 tokens per second, is sent
     # token by token on its schedule.
-    sends: list[bytes] = []
-    real_write = server.web.StreamResponse.write
-
-    async def counted(self: Any, data: bytes) -> None:
-        sends.append(bytes(data))
-        await real_write(self, data)
-
-    monkeypatch.setattr(server.web.StreamResponse, "write", counted)
+    sends = counted_sends(monkeypatch)
     sim = slow_planning(thread_sim, monkeypatch, 0.3, 100)
     _, late = sim.stream("atlas/fp8")
     assert len(sends) == 1
