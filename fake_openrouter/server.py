@@ -304,35 +304,43 @@ async def _send_paced(transport: asyncio.Transport | None, pairs: list[Step], du
         due += wait.seconds
         write, at, due = due_writes(pairs, at + 2, write, due, now)
         sends.append((due, write.data))
-    sends = [(instant, chunk_frame(data)) for instant, data in send_groups(sends, SEND_QUANTUM_S)]
-    done = loop.create_future()
+    *earlier, (last_at, last) = [(instant, chunk_frame(data)) for instant, data in send_groups(sends, SEND_QUANTUM_S)]
+    # Resolved at the last group's instant, or as soon as a send finds the client gone.
+    ready = loop.create_future()
     lost = False
 
-    def send(data: bytes, last: bool) -> None:
+    def send(data: bytes) -> None:
         nonlocal lost
-        if transport.is_closing():
-            lost = True
-        else:
+        if not transport.is_closing():
             transport.write(data)
-            if not last:
-                return
-        if not done.done():
-            done.set_result(None)
+        elif not ready.done():
+            lost = True
+            ready.set_result(None)
 
-    handles = []
-    for index, (instant, data) in enumerate(sends):
-        last = index == len(sends) - 1
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    handles = [loop.call_at(instant, send, data) for instant, data in earlier if instant > now]
+    for instant, data in earlier:
         if instant <= now:
-            send(data, last)
-        else:
-            handles.append(loop.call_at(instant, send, data, last))
+            send(data)
+    if last_at > now:
+        # Timers fire in the order of their instants, so every earlier group is out by then.
+        handles.append(loop.call_at(last_at, wake))
     try:
-        if handles:
-            await done
+        if last_at > now and not lost:
+            await ready
     finally:
         for handle in handles:
             handle.cancel()
-    return due, lost
+    if lost or transport.is_closing():
+        return due, True
+    # The last group from this task, not a timer: the end of the body that the caller
+    # writes next (write_eof) then follows it at once instead of a turn of the loop later,
+    # and a client that reads up to the end of the body does not wait for that turn.
+    transport.write(last)
+    return due, False
 
 
 async def _play(request: web.Request, state: SimulatorState, plan: ChatPlan, arrived: float) -> web.StreamResponse:
