@@ -15,8 +15,10 @@ two workers, as the README sizes ``-c`` for a deployment.
 second per worker process and per second of a worker's CPU (what sizes a deployment:
 README, "How it scales"), and the time to first token measured at the wire against the
 drawn one (p50/p95), beside the wait on our own side that the measurement excludes, and
-the simulator's own clock of the same probes' first tokens: what its clock shows late is
-its single event loop's queue under the round's burst, the rest is our side.
+the simulator's own clock of the same probes' first tokens, which starts when its handler
+does: the gap between the two clocks is the simulator's queue before its handler (its one
+event loop under the round's burst) and our reading of the first token (README, "How it
+scales": measured once, nearly all of it the simulator's queue).
 Every wait has a timeout, and a worker that dies ends the bench with a message.
 ``BENCH_PROFILE_DIR=DIR`` samples the workers and the simulator with py-spy during the
 rounds (``DIR/w0.raw``, ``DIR/sim.raw``: collapsed stacks of the thread holding the GIL,
@@ -184,8 +186,9 @@ def ttft_split(base_url: str, measured: Iterable[tuple[str, float]], sample: int
     """Where a measured TTFT's excess over the drawn one comes from: the simulator's own
     clock (``latency`` of ``GET /generation``: from its handler starting, the request's
     arrival, to its first content write, ms) against ours (headers sent to first token read), for
-    up to ``sample`` probes. What the simulator's clock shows late is its own event loop's
-    lateness; what ours adds on top is the network, the reading loop and the GIL."""
+    up to ``sample`` probes. The gap between the two is the time from our sending to the
+    simulator's handler starting (its queue under the burst, the network) plus our
+    reading of the first token (the event loop, the GIL)."""
     pairs = list(measured)[:sample]
     ours, theirs, gaps = [], [], []
     with httpx.Client(base_url=base_url, timeout=5.0) as http:
