@@ -192,7 +192,12 @@ async def _chat(request: web.Request) -> web.StreamResponse:
     # them is planned (planning does not pause): a burst's last is not stamped late.
     await asyncio.sleep(0)
     state = request.app[STATE]
-    body = await request.read()
+    try:
+        body = await request.read()
+    except ConnectionResetError:
+        # The client half-closed or left before its body was read (aiohttp drops such a
+        # connection): nobody is left to answer, and it is no error of the server's.
+        return web.Response(status=499)
     plan = plan_chat(state.source.current(), body, state.counter, time.time())
     for attempt in plan.attempts:
         state.requests[attempt.tag] += 1

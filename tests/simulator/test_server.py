@@ -481,3 +481,27 @@ def test_a_reply_behind_its_schedule_sends_what_is_due_at_once_and_the_rest_on_t
     _, on_time = paced.stream("atlas/fp8")
     assert len(sends) >= 3
     assert on_time.count(b"data: {") == late.count(b"data: {")
+
+
+def test_a_client_that_half_closes_before_its_body_is_read_is_let_go_without_a_traceback(
+    thread_sim: Start, caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A whole request, then shutdown(SHUT_WR) at once: aiohttp loses the connection while
+    # the handler reads the body. Nobody is left to answer; that is no server error (the
+    # new user's trial saw "Error handling request" and a ConnectionResetError traceback).
+    sim = thread_sim(fleet(endpoint("atlas/fp8")))
+    payload = json.dumps({"model": MODEL, "messages": PORTUGUESE, "stream": True,
+                          "provider": {"only": ["atlas/fp8"]}}).encode()
+    request = (b"POST /api/v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Content-Length: %d\r\n\r\n%s" % (len(payload), payload))
+    caplog.set_level("ERROR")
+    for _ in range(20):
+        with socket.create_connection((sim.handle.host, sim.handle.port), timeout=5) as sock:
+            sock.sendall(request)
+            sock.shutdown(socket.SHUT_WR)
+            while sock.recv(65536):
+                pass
+    time.sleep(0.2)
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], [r.getMessage() for r in caplog.records]
+    _, raw = sim.stream("atlas/fp8")
+    assert raw.rstrip().endswith(b"data: [DONE]")
