@@ -115,7 +115,8 @@ def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = No
 
 @web.middleware
 async def _edge(request: web.Request, handler: Any) -> web.StreamResponse:
-    """Reload the fleet if needed; answer unknown routes and crashes in OpenRouter's envelope."""
+    """Reload the fleet if needed; answer unknown routes and crashes in OpenRouter's envelope;
+    let a client that left go quietly (499)."""
     request.app[STATE].source.current()
     try:
         response: web.StreamResponse = await handler(request)
@@ -124,8 +125,12 @@ async def _edge(request: web.Request, handler: Any) -> web.StreamResponse:
         return _json(404, error_body(404, "Not Found", user_id=False))
     except web.HTTPMethodNotAllowed:
         return _json(405, error_body(405, "Method Not Allowed", user_id=False))
-    except (asyncio.CancelledError, ConnectionResetError):
+    except asyncio.CancelledError:
         raise
+    except ConnectionResetError:
+        # The client left (or half-closed, which aiohttp treats alike) before it could be
+        # answered, e.g. while its body was read: nobody to answer, and no server error.
+        return web.Response(status=499)
     except Exception as exc:  # the server must survive anything a request does
         sys.stderr.write(f"fake_openrouter: internal error on {request.path}: {exc!r}\n")
         return _json(500, error_body(500, "Internal Server Error", user_id=False))
@@ -192,12 +197,7 @@ async def _chat(request: web.Request) -> web.StreamResponse:
     # them is planned (planning does not pause): a burst's last is not stamped late.
     await asyncio.sleep(0)
     state = request.app[STATE]
-    try:
-        body = await request.read()
-    except ConnectionResetError:
-        # The client half-closed or left before its body was read (aiohttp drops such a
-        # connection): nobody is left to answer, and it is no error of the server's.
-        return web.Response(status=499)
+    body = await request.read()
     plan = plan_chat(state.source.current(), body, state.counter, time.time())
     for attempt in plan.attempts:
         state.requests[attempt.tag] += 1
@@ -383,8 +383,9 @@ async def _play(request: web.Request, state: SimulatorState, plan: ChatPlan, arr
                 await response.write(step.data)
                 if step.first_token and first_token_at is None:
                     first_token_at = loop.time()
-                end = paced_run_end(steps, at)
-                if first_token_at is not None and end > at and response.headers.get("Transfer-Encoding") == "chunked":
+                # Before the first token (keep-alive comments) nothing is paced: no scan.
+                end = paced_run_end(steps, at) if first_token_at is not None else at
+                if end > at and response.headers.get("Transfer-Encoding") == "chunked":
                     due, lost = await _send_paced(request.transport, steps[at:end], due)
                     at = end
                     if lost:
