@@ -22,7 +22,14 @@ from routing.breaker import BreakerStore, FailureDetail, Permit
 from routing.commit import Checks, answer_checks, hold_over, prefix_checks, reply_checks
 from routing.contracts import Contract
 from routing.deadline import AttemptTimes, Deadline
-from routing.failures import Failure, FailureClass, Signal, classify, empty_reply_failure, validation_failure
+from routing.failures import (
+    Failure,
+    FailureClass,
+    Signal,
+    classify,
+    empty_reply_failure,
+    validation_failure,
+)
 from routing.gateway_result import AttemptRecord, EventSink, GatewayResult
 from routing.request_check import caused_by_request
 from routing.request_shape import attempt_cost, new_id, route_body

@@ -82,7 +82,7 @@ def parameterised_by(failure: Failure, params: RequestParams, *, checks: Mapping
         return ()
     failed = failed_checks(checks)
     causes: list[str] = []
-    if params.language and "language" in failed:
+    if params.language and any(name.startswith("language") for name in failed):
         causes.append("language")
     if params.stop:
         # A stop sequence ends the reply wherever it appears: short, empty, unterminated

@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from openrouter.errors import ErrorInfo, is_moderation_error
