@@ -311,7 +311,7 @@ class BreakerStore:
         return f"{self.prefix}:{route}"
 
     def _last_key(self, route: str) -> str:
-        return f"{self.prefix}-last:{route}"
+        return f"{self.prefix}:last:{route}"
 
     def last_failures(self, route: str) -> list[FailureDetail]:
         """The route's last charged failures, newest first (at most ``LAST_FAILURES_KEPT``).
