@@ -285,6 +285,9 @@ ROUTING_BREAKER_PREFIX = env.str("ROUTING_BREAKER_PREFIX", default="routing:brea
 # Prompts and outputs in request/attempt events: "hash" (SHA-256) or "redact".
 ROUTING_EVENT_CONTENT = env.str("ROUTING_EVENT_CONTENT", default="hash")
 ROUTING_EVENTS_ASYNC = env.bool("ROUTING_EVENTS_ASYNC", default=True)
+# Build the judges and the language detector when a server process starts, before it
+# accepts work (reverie_ops/warm.py); off only to measure a cold start (bench/warm_start.py).
+WARM_START = env.bool("REVERIE_WARM_START", default=True)
 # The gateway's door under ASGI (reverie_ops/asgi.py sets it): the async view.
 ROUTING_ASYNC_VIEW = env.bool("ROUTING_ASYNC_VIEW", default=False)
 ROUTING_CACHE_S = not_negative("ROUTING_CACHE_S", env.float("ROUTING_CACHE_S", default=5.0))

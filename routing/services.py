@@ -39,7 +39,6 @@ from django.utils import timezone
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from canary.judges import warm_up
 from canary.selectors import ignored_targets, structured_honour_rate
 from routing.breaker import BreakerConfig, BreakerStore
 from routing.contracts import (
@@ -541,8 +540,6 @@ def gateway_get() -> Gateway:
             for wrap in _sink_wrappers:
                 sink = wrap(sink, route_profiles)
             _gateway_events = events
-            # The language detector loads in about 5 s: off the first request's path.
-            threading.Thread(target=warm_up, name="routing-warm-up", daemon=True).start()
             _gateway = Gateway(
                 routes=route_profiles,
                 upstream=upstream,
