@@ -1,6 +1,7 @@
 """Warm a server process before it accepts work: the judges and the language detector
 (``canary.judges.warm.warm_judges``), then the process's gateway (its HTTP pool, Redis
-client and event writer, ``routing.services.gateway_get``) where the process serves it.
+client and event writer, the routes, the ignore lists and the database pool:
+``routing.services.gateway_warm``) where the process serves it.
 
 Called by ``reverie_ops.wsgi`` as the WSGI application loads: in each gunicorn worker
 before it accepts a connection, in ``runserver`` before it serves, or, with gunicorn's
@@ -21,7 +22,7 @@ import os
 import time
 
 from canary.judges.warm import warm_judges
-from routing.services import gateway_get
+from routing.services import gateway_warm
 
 log = logging.getLogger("reverie_ops.warm")
 
@@ -47,7 +48,7 @@ def warm_process(*, judges: bool = True, gateway: bool = True) -> dict[str, floa
         _done.add("gateway")
         start = time.perf_counter()
         try:
-            gateway_get()
+            gateway_warm()
         except Exception:  # noqa: BLE001 - as above
             log.exception("warm: the gateway could not be built; the first request will build it")
         took["gateway"] = (time.perf_counter() - start) * 1000.0

@@ -32,6 +32,7 @@ import redis
 from django.conf import settings
 from django.db import (
     IntegrityError,
+    connections,
     transaction,
 )
 from django.db.models import F, Max
@@ -549,6 +550,19 @@ def gateway_get() -> Gateway:
                 min_structured_honoured=float(_setting("ROUTING_MIN_STRUCTURED_HONOURED", DEFAULT_MIN_STRUCTURED_HONOURED)),
             )
         return _gateway
+
+
+def gateway_warm() -> None:
+    """Build the process's gateway and fill what its first request would otherwise read
+    on its own path: the enabled routes, the canary's ignore list of each routed model,
+    the database pool (its ``min_size`` connections). Called before a server process
+    accepts work (``reverie_ops.warm``), never before a fork. Raises what the database
+    or Redis raise (the caller logs it and starts cold)."""
+    gateway_get()
+    for model_id in sorted({r.model_id for r in route_profiles()}):
+        ignored_get(model_id)
+    # This thread's connection back to the pool, for the request threads.
+    connections.close_all()
 
 
 def gateway_flush(timeout_s: float = 5.0) -> None:
