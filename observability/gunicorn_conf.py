@@ -4,7 +4,7 @@ Multiprocess metrics: empties ``PROMETHEUS_MULTIPROC_DIR`` when the arbiter star
 drops a worker's live gauges when it exits (prometheus-client docs, "Multiprocess Mode",
 gunicorn section).
 
-Warm start (``reverie_ops.warm``): every worker builds the judges and the language
+Warm start (``routing.warm``): every worker builds the judges and the language
 detector before it accepts a connection. With ``preload_app`` (``REVERIE_PRELOAD_APP``,
 on by default) the arbiter loads the application and builds the judges once, before it
 forks: the workers share the models' pages instead of each holding its own copy
@@ -34,7 +34,7 @@ def post_worker_init(worker: Any) -> None:
     if preload_app:
         # Imported in the worker, where the preloaded application configured Django;
         # at this module's import it is not configured yet.
-        from reverie_ops.warm import warm_process
+        from routing.warm import warm_process
 
         warm_process(judges=False)
 

@@ -286,7 +286,7 @@ ROUTING_BREAKER_PREFIX = env.str("ROUTING_BREAKER_PREFIX", default="routing:brea
 ROUTING_EVENT_CONTENT = env.str("ROUTING_EVENT_CONTENT", default="hash")
 ROUTING_EVENTS_ASYNC = env.bool("ROUTING_EVENTS_ASYNC", default=True)
 # Build the judges and the language detector when a server process starts, before it
-# accepts work (reverie_ops/warm.py); off only to measure a cold start (bench/warm_start.py).
+# accepts work (routing/warm.py); off only to measure a cold start (bench/warm_start.py).
 WARM_START = env.bool("REVERIE_WARM_START", default=True)
 # The gateway's door under ASGI (reverie_ops/asgi.py sets it): the async view.
 ROUTING_ASYNC_VIEW = env.bool("ROUTING_ASYNC_VIEW", default=False)

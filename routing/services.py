@@ -556,7 +556,7 @@ def gateway_warm() -> None:
     """Build the process's gateway and fill what its first request would otherwise read
     on its own path: the enabled routes, the canary's ignore list of each routed model,
     the database pool (its ``min_size`` connections). Called before a server process
-    accepts work (``reverie_ops.warm``), never before a fork. Raises what the database
+    accepts work (``routing.warm``), never before a fork. Raises what the database
     or Redis raise (the caller logs it and starts cold)."""
     gateway_get()
     for model_id in sorted({r.model_id for r in route_profiles()}):

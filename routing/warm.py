@@ -24,7 +24,7 @@ import time
 from canary.judges.warm import warm_judges
 from routing.services import gateway_warm
 
-log = logging.getLogger("reverie_ops.warm")
+log = logging.getLogger(__name__)
 
 # What this process has warmed already (a forked worker inherits the arbiter's judges).
 _done: set[str] = set()
