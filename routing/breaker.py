@@ -300,6 +300,14 @@ class BreakerStore:
         self._down_until = 0.0
         self._healthy_until: dict[str, float] = {}
 
+    def warm(self) -> None:
+        """Open a pooled connection to Redis and load both scripts, so a process's first
+        request pays neither (its connect and handshake were ~90 ms on a loaded machine).
+        Raises ``redis.RedisError`` when Redis is unreachable."""
+        self.client.ping()
+        self.client.script_load(_ACQUIRE)
+        self.client.script_load(_RECORD)
+
     def _available(self) -> bool:
         return time.monotonic() >= self._down_until
 

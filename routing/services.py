@@ -554,11 +554,14 @@ def gateway_get() -> Gateway:
 
 def gateway_warm() -> None:
     """Build the process's gateway and fill what its first request would otherwise read
-    on its own path: the enabled routes, the canary's ignore list of each routed model,
-    the database pool (its ``min_size`` connections). Called before a server process
+    on its own path: a Redis connection and the breakers' scripts, the enabled routes,
+    the canary's ignore list of each routed model, the database pool (its ``min_size``
+    connections). Called before a server process
     accepts work (``routing.warm``), never before a fork. Raises what the database
     or Redis raise (the caller logs it and starts cold)."""
-    gateway_get()
+    gateway = gateway_get()
+    if gateway.breakers is not None:
+        gateway.breakers.warm()
     for model_id in sorted({r.model_id for r in route_profiles()}):
         ignored_get(model_id)
     # This thread's connection back to the pool, for the request threads.
