@@ -117,7 +117,8 @@ def one_start(env: dict[str, str], token: str, log_dir: Path) -> dict[str, objec
             with ThreadPoolExecutor(WORKERS) as pool:
                 warm.append(max(pool.map(lambda _: first_content_ms(base, token), range(WORKERS))))
         memory = [memory_mib(pid) for pid in workers_of(server.pid)]
-        return {"ready_s": ready_s, "first": first, "warm": statistics.median(warm), "memory": memory}
+        return {"ready_s": ready_s, "first": first, "warm": statistics.median(warm),
+                "warm_p90": statistics.quantiles(warm, n=10)[8], "memory": memory}
     finally:
         server.terminate()
         server.wait(30)
@@ -156,7 +157,8 @@ def main() -> None:
         mem = [m for r in runs for m in r["memory"]]  # type: ignore[attr-defined]
         print(f"  {name:<20} ready {statistics.median(r['ready_s'] for r in runs):5.1f} s   "  # type: ignore[misc]
               f"first {statistics.median(firsts):7.0f}   warm {statistics.median(warms):5.0f}   "  # type: ignore[type-var]
-              f"first - warm {statistics.median(gaps):6.0f} (runs: {', '.join(f'{g:.0f}' for g in gaps)})")
+              f"first - warm {statistics.median(gaps):6.0f} (runs: {', '.join(f'{g:.0f}' for g in gaps)}; "
+              f"warm pairs' own p90 - median: {statistics.median(r['warm_p90'] - r['warm'] for r in runs):.0f})")  # type: ignore[operator]
         print(f"  {'':<20} per worker: RSS {statistics.median(m['rss'] for m in mem):5.0f} MiB   "
               f"PSS {statistics.median(m['pss'] for m in mem):5.0f} MiB   USS {statistics.median(m['uss'] for m in mem):5.0f} MiB")
     print(f"logs: {log_dir}")
