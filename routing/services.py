@@ -555,8 +555,8 @@ def gateway_get() -> Gateway:
 def gateway_warm() -> None:
     """Build the process's gateway and fill what its first request would otherwise read
     on its own path: a Redis connection and the breakers' scripts, the enabled routes,
-    the canary's ignore list of each routed model, the database pool (its ``min_size``
-    connections). Called before a server process
+    the canary's ignore list of each routed model, the contracts already in use (parsed,
+    validators compiled), the database pool (its ``min_size`` connections). Called before a server process
     accepts work (``routing.warm``), never before a fork. Raises what the database
     or Redis raise (the caller logs it and starts cold)."""
     gateway = gateway_get()
@@ -564,6 +564,13 @@ def gateway_warm() -> None:
         gateway.breakers.warm()
     for model_id in sorted({r.model_id for r in route_profiles()}):
         ignored_get(model_id)
+    # Contracts already in use are parsed now (their validators compiled); one never used
+    # stays for its first request, which marks it in use.
+    for name, version in ContractVersion.objects.filter(first_used_at__isnull=False).values_list("name", "version"):
+        try:
+            contract_get(name, version)
+        except ContractError:
+            continue  # its own requests answer 500 naming the problem
     # This thread's connection back to the pool, for the request threads.
     connections.close_all()
 
