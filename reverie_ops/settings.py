@@ -212,6 +212,13 @@ CANARY_MAX_RESPONSE_BYTES = positive("CANARY_MAX_RESPONSE_BYTES", env.int("CANAR
 # which the defect is attributed to the model or the prompt, not to the endpoints.
 CANARY_FLEET_FAIL_SHARE = env.float("CANARY_FLEET_FAIL_SHARE", default=0.5)
 CANARY_FLEET_MIN_ENDPOINTS = env.int("CANARY_FLEET_MIN_ENDPOINTS", default=3)
+# Per-check baselines (docs/baselines.md): a failure stands only when improbable under
+# the model's healthy failure rate (binomial tail <= alpha over the endpoint's last
+# ENDPOINT_WINDOW samples); until MIN_VOLUME samples every failure counts.
+CANARY_BASELINE_ALPHA = env.float("CANARY_BASELINE_ALPHA", default=0.001)
+CANARY_BASELINE_ENDPOINT_WINDOW = env.int("CANARY_BASELINE_ENDPOINT_WINDOW", default=10)
+CANARY_BASELINE_MIN_VOLUME = env.int("CANARY_BASELINE_MIN_VOLUME", default=30)
+CANARY_BASELINE_HISTORY_ROUNDS = env.int("CANARY_BASELINE_HISTORY_ROUNDS", default=48)
 
 LOGGING = {
     "version": 1,

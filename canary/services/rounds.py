@@ -25,6 +25,7 @@ from canary.languages import validate_language
 from canary.models import Decision, Endpoint, EndpointRound, ProbeResult, Provider, Round
 from canary.probes import ProbeOutcome
 from canary.round_judgement import RoundJudgement, round_judge
+from canary.services.baselines import baseline_settings, model_history
 from canary.services.client import openrouter_client
 from canary.services.notifications import notification_create
 from canary.services.probes_run import (
@@ -301,11 +302,16 @@ def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Rou
             by_endpoint[row.endpoint.tag].append(round_inputs_of(row))
             ep_by_tag[row.endpoint.tag] = row.endpoint
         controls = {ep.tag: list(ep.positive_control_kinds or []) for ep in ep_by_tag.values() if ep.positive_control_kinds}
+        config = baseline_settings()
+        own, pool = model_history(rnd.model_id, rnd.started_at, config)
         judged = round_judge(
             by_endpoint,
             controls,
             fleet_fail_share=settings.CANARY_FLEET_FAIL_SHARE,
             fleet_min_endpoints=settings.CANARY_FLEET_MIN_ENDPOINTS,
+            history=own,
+            peer_history=pool,
+            baseline_settings=config,
         )
         _store_judgement(rnd, rows, missing, ep_by_tag, judged, finished_at or timezone.now())
         finalize_hook("judged", rnd.pk)
