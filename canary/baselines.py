@@ -160,6 +160,7 @@ def _round_fail_table(window: int, p0: float, alpha: float) -> tuple[bool, ...]:
     return tuple(bool(mask & 1) and binomial_tail(bin(mask).count("1"), window, p0) <= alpha for mask in range(1 << window))
 
 
+@lru_cache(maxsize=1024)
 def false_suspensions_per_endpoint_year(
     p0: float,
     settings: BaselineSettings,
@@ -175,7 +176,8 @@ def false_suspensions_per_endpoint_year(
     ``endpoint_window`` samples and its failure streak, run to its stationary
     distribution; a suspension resets the streak (the suspended day is not subtracted,
     so the figure errs high). ``established=False`` gives the fixed rule's figure
-    (every failure counts). Raises ValueError on p0 outside [0, 1].
+    (every failure counts). Cached (about a second for a window of 10): scrapes ask for
+    the same few rates again and again. Raises ValueError on p0 outside [0, 1].
     """
     if not 0.0 <= p0 <= 1.0:
         raise ValueError(f"p0 must lie in [0, 1], got {p0!r}")

@@ -338,7 +338,7 @@ def _success(
     if request.stream and "html_body" in fired:
         # A host (or a proxy in front of it) answering 200 text/event-stream with an HTML
         # page and no data line, then closing cleanly.
-        steps = [
+        steps: list[Step] = [
             Head(200, (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"))),
             Write(HTML_PAGE),
         ]
