@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Q, Value
+from django.db.models.functions import Coalesce, NullIf
 
 from canary import probes as probe_mod
 from canary.baselines import (
@@ -28,6 +30,7 @@ from canary.terms import Action
 from canary.verdicts import Verdict
 
 History = dict[tuple[str, str], list[bool]]
+_JUDGED = (Verdict.PASS.value, Verdict.FAIL.value)
 
 
 def baseline_settings() -> BaselineSettings:
@@ -59,10 +62,13 @@ def model_history(model_id: str, before: datetime, config: BaselineSettings) -> 
         )
     )
     endpoints = {ep.pk: ep for ep in Endpoint.objects.filter(model_id=model_id).only("pk", "tag", "positive_control_kinds")}
+    # Rows stored before the probe's own verdict had a column hold only the raw one.
+    judged = Q(probe_verdict__in=_JUDGED) | Q(probe_verdict="", raw_verdict__in=_JUDGED)
     rows = (
-        ProbeResult.objects.filter(round_id__in=round_ids, sample=0, probe_verdict__in=(Verdict.PASS, Verdict.FAIL))
+        ProbeResult.objects.filter(judged, round_id__in=round_ids, sample=0)
         .order_by("round__started_at", "pk")
-        .values_list("round_id", "endpoint_id", "kind", "probe_verdict")
+        .annotate(own=Coalesce(NullIf("probe_verdict", Value("")), "raw_verdict"))
+        .values_list("round_id", "endpoint_id", "kind", "own")
     )
     own: History = defaultdict(list)
     pool: History = defaultdict(list)
