@@ -15,6 +15,7 @@ import django_stubs_ext
 import environ
 
 from core.identifiers import validate_model_id
+from reverie_ops.broker import broker_transport
 from reverie_ops.database import database_config
 from reverie_ops.env import StrictEnv, above_zero, checked, not_negative, port, positive, redis_url
 from reverie_ops.schedule import (
@@ -163,6 +164,8 @@ warnings.filterwarnings("ignore", message="No directory at")
 REDIS_URL = checked("REDIS_URL", redis_url, env.str("REDIS_URL", default="redis://127.0.0.1:6379/0"))
 CELERY_BROKER_URL = checked("CELERY_BROKER_URL", redis_url, env.str("CELERY_BROKER_URL", default=REDIS_URL))
 CELERY_RESULT_BACKEND = None
+# kombu's Redis transport, made to survive a broker restart (reverie_ops/broker.py).
+CELERY_BROKER_TRANSPORT = broker_transport(CELERY_BROKER_URL)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
