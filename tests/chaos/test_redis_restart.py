@@ -13,7 +13,7 @@ from canary.models import ProbeResult, Round
 from canary.tasks import round_start_task, rounds_sweep_task
 from reverie_ops.celery import app as celery_app
 from tests.celery.conftest import wait_for
-from tests.chaos.private_redis import PrivateRedis, private_redis  # noqa: F401 - fixture
+from tests.chaos.private_redis import PrivateRedis
 from tests.verdicts.fleets import MODEL, endpoint, fleet
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
