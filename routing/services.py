@@ -31,6 +31,7 @@ from typing import Any
 import redis
 from django.conf import settings
 from django.db import (
+    DatabaseError,
     IntegrityError,
     transaction,
 )
@@ -617,8 +618,28 @@ def chat_completion_create(
         request_idempotency_settle(spec, ledger_key, "failed")
         return error_reply(400, "invalid_request", str(exc), field=exc.path or None)
     except Exception:
-        request_idempotency_settle(spec, ledger_key, "unknown")
+        request_idempotency_abandon(spec, ledger_key)
         raise
     reply = reply_for(result)
-    request_idempotency_settle(spec, ledger_key, result.outcome, reply)
+    try:
+        # Atomic: a refused write rolls back alone (a savepoint inside a caller's transaction).
+        with transaction.atomic():
+            request_idempotency_settle(spec, ledger_key, result.outcome, reply)
+    except DatabaseError:
+        # The answer could not be kept for replay (jsonb refuses U+0000) or the database
+        # went away: the client still gets its answer, and the key is not left claimed.
+        log.exception("operation %s: its idempotency key could not be settled %s", result.operation_id, result.outcome)
+        request_idempotency_abandon(spec, ledger_key)
     return reply
+
+
+def request_idempotency_abandon(spec: Contract, ledger_key: str | None) -> None:
+    """Settle a claimed key whose outcome could not be recorded: "unknown" (kept, never
+    replayed) for a contract with side effects, released otherwise, as
+    ``request_idempotency_settle`` does for an unknown outcome. When the database refuses
+    that too, the key stays claimed until ``ledger_sweep`` marks it unknown after its
+    lease (``claim_lease_s``); nothing is raised."""
+    try:
+        request_idempotency_settle(spec, ledger_key, "unknown")
+    except DatabaseError:
+        log.exception("idempotency key %s stays claimed until its lease ends", ledger_key)
