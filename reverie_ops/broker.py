@@ -42,7 +42,7 @@ class Channel(kombu_redis.Channel):
     def _connparams(self, asynchronous: bool = False) -> dict[str, Any]:
         if self.connection is None or self.connection.client is None:
             raise DetachedChannelError("the broker connection of this channel is closed")
-        params: dict[str, Any] = super()._connparams(asynchronous=asynchronous)  # type: ignore[misc] - not in the stubs
+        params: dict[str, Any] = super()._connparams(asynchronous=asynchronous)  # type: ignore[misc]  # not in the stubs
         return params
 
 
