@@ -8,12 +8,14 @@ start-up rather than silently becoming a default.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from pathlib import Path
 
 import django_stubs_ext
 import environ
 
+from core.db_limits import FINALISER_LIMITS, ROLE_LIMITS, SessionLimits, libpq_options, process_role
 from core.identifiers import validate_model_id
 from reverie_ops.broker import broker_transport
 from reverie_ops.database import database_config
@@ -141,6 +143,32 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # libpq's connect_timeout (whole seconds, at least 2): a PostgreSQL host that drops
     # packets fails a connection attempt in this long instead of the kernel's minutes.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT_S", default=5))
+# Lock, statement and idle-in-transaction timeouts of every session, by the process's
+# role (core/db_limits.py): DATABASE_ROLE (web, worker, command; by default from the
+# command line: a Celery process is a worker, a manage.py command other than runserver
+# a command, anything else web), each limit overridable (s; 0 turns it off).
+DATABASE_ROLE = env.str("DATABASE_ROLE", default=process_role(sys.argv))
+if DATABASE_ROLE not in ROLE_LIMITS:
+    raise environ.ImproperlyConfigured(f"DATABASE_ROLE must be one of {', '.join(ROLE_LIMITS)}, not {DATABASE_ROLE!r}")
+DATABASE_LIMITS = SessionLimits(
+    statement_s=not_negative("DATABASE_STATEMENT_TIMEOUT_S", env.float("DATABASE_STATEMENT_TIMEOUT_S", default=ROLE_LIMITS[DATABASE_ROLE].statement_s)),
+    lock_s=not_negative("DATABASE_LOCK_TIMEOUT_S", env.float("DATABASE_LOCK_TIMEOUT_S", default=ROLE_LIMITS[DATABASE_ROLE].lock_s)),
+    idle_in_transaction_s=not_negative(
+        "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_S",
+        env.float("DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_S", default=ROLE_LIMITS[DATABASE_ROLE].idle_in_transaction_s),
+    ),
+)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["options"] = libpq_options(DATABASE_LIMITS, _options.get("options", ""))
+# A round's finaliser (one transaction): it waits this long (s) for the round's row lock
+# held by another finaliser, then leaves the round to it (or, when that one is stuck,
+# to the next trigger once PostgreSQL ended its session); its statements' limit (s).
+CANARY_FINALISER_LIMITS = SessionLimits(
+    statement_s=not_negative("CANARY_FINALISER_STATEMENT_TIMEOUT_S", env.float("CANARY_FINALISER_STATEMENT_TIMEOUT_S", default=FINALISER_LIMITS.statement_s)),
+    lock_s=not_negative("CANARY_FINALISER_LOCK_TIMEOUT_S", env.float("CANARY_FINALISER_LOCK_TIMEOUT_S", default=FINALISER_LIMITS.lock_s)),
+    idle_in_transaction_s=DATABASE_LIMITS.idle_in_transaction_s,
+)
 # Retry-After (s) of the 503 the API and the gateway answer while the database is down
 # (reverie_ops.middleware); the web process keeps DATABASE_POOL_TIMEOUT_S short so that
 # answer comes within about a second (docker-compose.yml).
