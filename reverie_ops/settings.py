@@ -308,9 +308,10 @@ CELERY_BEAT_SCHEDULE = {**canary_beat_schedule(CANARY_MODELS), **observability_b
 
 # --- Reliable routing gateway (issue "Reliable routing gateway") ----------------------
 # The Celery worker's metrics listener (observability/worker.py): a port (0: none) and
-# the address, reachable only inside the deployment's network (no token).
+# the address, loopback unless set (0.0.0.0 inside a compose network, for Prometheus in
+# another container); every request needs a service token, as /metrics does.
 OBSERVABILITY_WORKER_METRICS_PORT = port("OBSERVABILITY_WORKER_METRICS_PORT", env.int("OBSERVABILITY_WORKER_METRICS_PORT", default=0))
-OBSERVABILITY_WORKER_METRICS_ADDR = env.str("OBSERVABILITY_WORKER_METRICS_ADDR", default="0.0.0.0")  # noqa: S104 - inside the compose network
+OBSERVABILITY_WORKER_METRICS_ADDR = env.str("OBSERVABILITY_WORKER_METRICS_ADDR", default="127.0.0.1")
 ROUTING_REDIS_URL = checked("ROUTING_REDIS_URL", redis_url, env.str("ROUTING_REDIS_URL", default=REDIS_URL))
 ROUTING_BREAKER_PREFIX = env.str("ROUTING_BREAKER_PREFIX", default="routing:breaker")
 # Prompts and outputs in request/attempt events: "hash" (SHA-256) or "redact".
