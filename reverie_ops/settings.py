@@ -265,6 +265,8 @@ NOTIFY_MAX_RETRIES = env.int("NOTIFY_MAX_RETRIES", default=5)
 ROUTING_IGNORE_MAX_AGE_S = env.int("ROUTING_IGNORE_MAX_AGE_S", default=30)
 # Per-process cache of the merged list (s); a change reaches every process within it.
 ROUTING_IGNORE_CACHE_S = not_negative("ROUTING_IGNORE_CACHE_S", env.float("ROUTING_IGNORE_CACHE_S", default=2.0))
+# ... for at most this many models per process (the least recently read is dropped).
+ROUTING_IGNORE_CACHE_MODELS = positive("ROUTING_IGNORE_CACHE_MODELS", env.int("ROUTING_IGNORE_CACHE_MODELS", default=2048))
 
 # --- Scheduled rounds (issue "Scheduled, distributed canary rounds") ------------------
 # A round's time budget (s): after it, the finalizer judges whatever reported and marks

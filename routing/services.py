@@ -448,8 +448,8 @@ def request_idempotency_claim(
     except LedgerMismatch as exc:
         return None, None, error_reply(422, "idempotency_key_reused", f"{exc}; use a new key for a new request")
     except LedgerConflict as exc:
-        detail = "still running" if exc.row.status == "claimed" else "its outcome is unknown and it is not replayed"
-        return None, None, error_reply(409, "idempotency_conflict", f"operation {operation_id} is {detail}",
+        detail = "is still running" if exc.row.status == "claimed" else "has an unknown outcome and is not replayed"
+        return None, None, error_reply(409, "idempotency_conflict", f"operation {operation_id} {detail}",
                                        failure_class="ambiguous" if exc.row.status == "unknown" else "transient")
     if not claimed:
         stored = row.result or {}
