@@ -297,8 +297,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # have not reported and results are unique per probe, so it costs requests, not data.
     "visibility_timeout": positive("CELERY_VISIBILITY_TIMEOUT_S", env.int("CELERY_VISIBILITY_TIMEOUT_S", default=60)),
     # How often (s) and every how many checks workers look for such messages (kombu).
-    "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL_S", default=10),
-    "unacked_restore_throttle": env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=10),
+    # kombu's throttle of 10 made the scan run every ~100 s: a killed worker's probes came
+    # back at +169 s of a 180 s budget. Every check (10 s) costs one sorted-set range read.
+    "unacked_restore_interval": positive("CELERY_UNACKED_RESTORE_INTERVAL_S", env.int("CELERY_UNACKED_RESTORE_INTERVAL_S", default=10)),
+    "unacked_restore_throttle": positive("CELERY_UNACKED_RESTORE_THROTTLE", env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=1)),
     # A prefix on every key the broker writes (kombu's ``global_keyprefix``: queues,
     # bindings, the unacknowledged set), for a Redis database shared with another
     # deployment or test run: each sees, restores and drains only its own messages.
