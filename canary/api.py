@@ -20,12 +20,13 @@ from canary.services.ignore_list import ignore_list_cached
 from canary.terms import Layer
 from core.health import health_report
 from core.identifiers import validate_model_id
+from core.shown import shown
 from core.tokens import service_token_verify
 
 
 def api_error(status: int, message: str) -> JsonResponse:
-    """The one error shape of the internal API."""
-    response = JsonResponse({"error": {"code": status, "message": message}}, status=status)
+    """The one error shape of the internal API; a long message is cut (``core.shown``)."""
+    response = JsonResponse({"error": {"code": status, "message": shown(message)}}, status=status)
     if status == 401:
         response["WWW-Authenticate"] = 'Bearer realm="reverie-ops"'
     return response
