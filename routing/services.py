@@ -56,6 +56,7 @@ from routing.gateway import Gateway
 from routing.gateway_result import EventSink
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
 from routing.request_check import BodyInvalid, RequestInvalid, body_check
+from routing.request_fields import request_fields_check
 from routing.responses import GatewayReply, error_reply, reply_for
 from routing.selection import DEFAULT_MIN_STRUCTURED_HONOURED, RouteProfile
 from routing.upstream import Upstream
@@ -604,6 +605,7 @@ def chat_completion_create(
         return error_reply(500, "invalid_contract", f"stored contract {contract}@{version} is invalid: {exc}")
     try:
         body_check(body)
+        request_fields_check(body)
     except BodyInvalid as exc:
         # Refused at the edge: no route sees it, so none can be charged for it.
         return error_reply(400, "invalid_request", str(exc), field=exc.path or None)
