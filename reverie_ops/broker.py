@@ -9,8 +9,9 @@ parameters kombu 5.7 reads from the detached ``Connection``: ``AttributeError: '
 object has no attribute 'hostname'``. That error is not one of the transport's
 connection errors, so ``kombu.common.ignore_errors`` lets it through and the worker exits
 with status 1 for good; a task finishing after the reconnect dies the same way when it
-acknowledges on the old channel. Reported upstream as celery/kombu issue 582 (same
-symptom, older cause) and seen with celery/kombu 5.7.0; no fixed release exists yet.
+acknowledges on the old channel. Seen with celery/kombu 5.7.0 (the same traceback, from
+an older cause, is kombu's GitHub report "Error on restarting Gossip"); no fixed release
+exists yet.
 
 Here the detached channel raises ``redis.exceptions.ConnectionError`` instead: the close
 is ignored as a close of a dead connection is, an acknowledgement of a message of the

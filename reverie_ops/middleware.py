@@ -3,8 +3,8 @@
 Without this, a view that cannot reach PostgreSQL raises ``OperationalError`` (a refused
 connection, the connection pool's timeout, a connection dropped mid-query) and Django
 answers its HTML 500. The internal API (``/api/``), the gateway (``/v1/``) and ``/metrics``
-are called by programs that need a status they can act on: 503 with ``Retry-After`` (RFC
-9110 §15.6.4 and RFC 9110 §10.2.3), in each path's own error shape. Pages for people keep Django's handling.
+are called by programs that need a status they can act on: 503 with ``Retry-After``
+(RFC 9110 §15.6.4 and RFC 9110 §10.2.3), in each path's own error shape. Pages for people keep Django's handling.
 """
 
 from __future__ import annotations
