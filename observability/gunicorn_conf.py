@@ -2,7 +2,8 @@
 
 Multiprocess metrics: empties ``PROMETHEUS_MULTIPROC_DIR`` when the arbiter starts and
 drops a worker's live gauges when it exits (prometheus-client docs, "Multiprocess Mode",
-gunicorn section).
+gunicorn section); in each worker, gunicorn's own error answers (414, 431, 400) are JSON
+(``observability.gunicorn_errors``).
 
 Warm start (``routing.warm``): every worker builds the judges and the language
 detector before it accepts a connection. With ``preload_app`` (``REVERIE_PRELOAD_APP``,
@@ -19,6 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from observability.gunicorn_errors import json_errors_install
 from observability.multiprocess import multiproc_dir_reset, process_dead
 
 preload_app = os.environ.get("REVERIE_PRELOAD_APP", "1") == "1"
@@ -41,3 +43,7 @@ def post_worker_init(worker: Any) -> None:
 
 def child_exit(server: Any, worker: Any) -> None:
     process_dead(worker.pid)
+
+
+def post_fork(server: Any, worker: Any) -> None:
+    json_errors_install()

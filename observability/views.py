@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -21,10 +22,15 @@ from routing.models import Route
 from routing.services import breaker_store
 
 
+# CSRF-exempt: a scraper sends no cookie, and a POST must be refused as the wrong method
+# (405 with Allow), not as a forged form (the CSRF 403 page it got before).
+@csrf_exempt
 @require_GET
 def metrics_view(request: HttpRequest) -> HttpResponse:
     """The metrics of every web process, the breaker state and the canary's aggregates,
-    in the Prometheus text format 0.0.4. 401 without a valid service token."""
+    in the Prometheus text format 0.0.4. 401 without a valid service token; 405 for
+    any method but GET and HEAD; a JSON 503 while the database (which holds the tokens)
+    is down (``reverie_ops.middleware``)."""
     if not service_token_verify(request.headers.get("Authorization")):
         response = HttpResponse("a valid service token is required: Authorization: Bearer <token>\n",
                                 status=401, content_type="text/plain")
@@ -33,6 +39,7 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     return HttpResponse(web_exposition(), content_type=CONTENT_TYPE_LATEST)
 
 
+@csrf_exempt
 @require_GET
 def breakers_view(request: HttpRequest) -> HttpResponse:
     """``GET /api/v1/routing/breakers``: every route's circuit breakers for on-call tools
