@@ -21,7 +21,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.core.wsgi import get_wsgi_application
 from django.utils import timezone
 
@@ -34,6 +34,7 @@ from canary.services.quarantine import mode_set
 from canary.services.rounds import endpoints_sync, round_run
 from canary.terms import Mode
 from core.addr import addr_problem
+from core.management.strict import StrictCommand
 from core.tokens import service_token_issue
 from fake_openrouter.process import SimulatorStartError, free_port, start_simulator
 from routing.demo import demo_calls, demo_report, demo_routes_ensure
@@ -65,7 +66,7 @@ class _QuietHandler(WSGIRequestHandler):
         return None
 
 
-class Command(BaseCommand):
+class Command(StrictCommand):
     help = "Run the demo: simulator + canary rounds + web app on 127.0.0.1:8000."
 
     def add_arguments(self, parser: CommandParser) -> None:
