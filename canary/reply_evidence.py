@@ -50,12 +50,15 @@ class FailingReply:
         }
 
 
-def _shown(check: str, reply: dict[str, Any] | None, evidence: Any) -> FailingReply:
+def _shown(check: str, reply: dict[str, Any] | None, evidence: Any, locate: str = "") -> FailingReply:
+    """``locate``: the check (or kind) whose bad character to look for and whose rule to
+    quote when ``check`` has none written (default ``check``)."""
+    rule = check_rule(check) or check_rule(locate)
     if reply is None:
-        return FailingReply(check, check_rule(check), "", 0, "", None)
+        return FailingReply(check, rule, "", 0, "", None)
     text = reply["reply_excerpt"] or ""
-    excerpt = failing_excerpt(check, text, evidence if isinstance(evidence, dict) else {}) if text else None
-    return FailingReply(check, check_rule(check), reply["kind"], reply["sample"], reply["language"], excerpt)
+    excerpt = failing_excerpt(locate or check, text, evidence if isinstance(evidence, dict) else {}) if text else None
+    return FailingReply(check, rule, reply["kind"], reply["sample"], reply["language"], excerpt)
 
 
 def failing_reply(failed: dict[str, Any], replies: list[dict[str, Any]]) -> FailingReply:
@@ -67,7 +70,7 @@ def failing_reply(failed: dict[str, Any], replies: list[dict[str, Any]]) -> Fail
     if kind == LEADING_GARBAGE:
         signatures = {i: r["leading_signature"] for i, r in enumerate(replies)}
         culprit = leading_culprit(signatures, failing_kind_of(failed.get("evidence") or {}))
-        return _shown(check, None if culprit is None else replies[culprit], {})
+        return _shown(check, None if culprit is None else replies[culprit], {}, locate=LEADING_GARBAGE)
     if kind == CORRUPTION:
         for r in replies:
             judged = r["corruption"]
@@ -75,7 +78,7 @@ def failing_reply(failed: dict[str, Any], replies: list[dict[str, Any]]) -> Fail
                 return _shown(check, r, judged.get("evidence"))
         return _shown(check, None, {})
     own = next((r for r in replies if r["kind"] == kind and r["sample"] == failed.get("sample", 0)), None)
-    return _shown(check, own, failed.get("evidence"))
+    return _shown(check, own, failed.get("evidence"), locate="" if check_rule(check) else kind)
 
 
 def failing_replies(failed_rows: Iterable[dict[str, Any]]) -> dict[tuple[int, int, str], FailingReply]:

@@ -94,9 +94,13 @@ def endpoint_history(endpoint_id: int, chart_rounds: int, table_rounds: int, now
       failures, the fleet's failure rate for the check over the window, and the mean of the
       fleet rate recorded at each failure (``evidence.fleet_rate``);
     - ``decisions`` and ``timeline``: the audit rows of the endpoint and its suspension
-      intervals (enforced or shadow) clipped to the window.
+      intervals (enforced or shadow) clipped to the window;
+    - ``recent_failures``: failed checks (each with ``shown``, the failing reply:
+      ``canary.reply_evidence``) and frozen rounds (their status), newest first;
+    - ``last_round`` (``{"round_id", "started_at", "outcome", "summary"}``), ``chart_rounds``
+      (rounds actually in the chart) and ``checks_chart`` (``_checks_chart``).
 
-    Nine queries.
+    Eleven queries (the failing replies and the per-check chart's verdicts are two).
     """
     ep = (
         Endpoint.objects.select_related("provider", "policy_state")

@@ -52,9 +52,7 @@ class Console:
         if message.type != "error":
             return
         where = (message.location or {}).get("url", "")
-        # Chromium asks every site for /favicon.ico; the admin has none. Not our page's error.
-        if where.endswith("/favicon.ico"):
-            return
+        # Chromium asks every site for its favicon: a 404 there is an error like any other.
         self.errors.append(f"console: {message.text} ({where})")
 
     def on_page_error(self, error: Any) -> None:
