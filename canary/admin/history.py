@@ -115,12 +115,12 @@ class ProbeResultAdmin(DashboardRoutes, ReadOnlyAdmin):
     def ttft(self, obj: ProbeResult) -> str:
         return milliseconds(obj.ttft_ms)
 
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
         # The times read rounded with their unit on the detail page too.
         raw = {"ttft_ms": "ttft", "total_ms": "total", "wait_ms": "wait"}
-        return [raw.get(name, name) for name in super().get_fields(request, obj)]
+        return [raw.get(name, name) if isinstance(name, str) else name for name in super().get_fields(request, obj)]
 
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
         return [*super().get_readonly_fields(request, obj), "ttft", "total", "wait"]
 
     @admin.display(description="total time")

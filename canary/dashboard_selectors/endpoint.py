@@ -242,7 +242,7 @@ def endpoint_history(endpoint_id: int, chart_rounds: int, table_rounds: int, now
     )
 
 
-def cells_all(ep: Endpoint, round_ids: list[int]) -> dict[tuple[int, str], str]:
+def cells_all(ep: Endpoint, round_ids: list[int]) -> dict[tuple[int, str], str | None]:
     """The final verdict of each (round, kind) of ``ep`` in ``round_ids`` (sample 0)."""
     return {
         (rid, kind): verdict
@@ -252,7 +252,8 @@ def cells_all(ep: Endpoint, round_ids: list[int]) -> dict[tuple[int, str], str]:
 
 
 def _checks_chart(
-    round_ids: list[int], started: dict[int, datetime], outcomes: dict[int, dict[str, Any]], verdicts: dict[tuple[int, str], str]
+    round_ids: list[int], started: dict[int, datetime], outcomes: dict[int, dict[str, Any]],
+    verdicts: dict[tuple[int, str], str | None],
 ) -> dict[str, Any]:
     """Per probe kind, the endpoint's failure rate in each round: the share of its replies
     that showed the failure (``k / n`` from the round evidence; 1 for a failure stored
@@ -261,7 +262,7 @@ def _checks_chart(
     "points": [{"x": epoch ms, "y": 0..1 | None, "k", "n"}]}]}``, oldest round first."""
     series = []
     for kind in ALL_KINDS:
-        points = []
+        points: list[dict[str, Any]] = []
         for rid in sorted(round_ids, key=lambda r: started[r]):
             verdict = verdicts.get((rid, kind))
             evidence = (outcomes.get(rid) or {}).get("evidence") or {}

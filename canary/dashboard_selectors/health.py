@@ -187,8 +187,8 @@ def round_results(round_id: int) -> dict[str, Any] | None:
         group["summary"] = round_summary(er.evidence or {}) if er is not None else ""
         controls = set(group["endpoint"].positive_control_kinds or [])
         for r in group["results"]:
-            r.control = r.kind in controls  # type: ignore[attr-defined]
-            r.shown = shown.get((r.round_id, r.endpoint_id, r.kind)) if r.sample == 0 else None  # type: ignore[attr-defined]
+            r.control = r.kind in controls
+            r.shown = shown.get((r.round_id, r.endpoint_id, r.kind)) if r.sample == 0 else None
     decisions = list(Decision.objects.filter(round=rnd).select_related("endpoint").order_by("created_at", "id"))
     return {
         "round": rnd,
