@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import ftfy
 from ftfy.badness import BADNESS_RE
 
 from canary.judges.leading import CHECK as LEADING_CHECK
@@ -58,6 +59,21 @@ def _first_opener(text: str) -> int | None:
     return len(text) - len(stripped) if stripped else None
 
 
+def _first_mojibake(text: str) -> int | None:
+    # The earlier of: where ftfy's own repair (fix_encoding) first changes the text, and
+    # the first match of ftfy's BADNESS_RE (the pattern its is_bad scores). On the 109
+    # mojibake cases of tests/fixtures/real-text/ftfy_cases.jsonl the earlier one is the
+    # first garbled character in 100 and within 3 characters in all 109 (BADNESS_RE
+    # alone: 52 and 85); the rule was chosen on those same cases (no held-out set).
+    found = BADNESS_RE.search(text)
+    fixed = ftfy.fix_encoding(text)
+    changed = next((i for i, (a, b) in enumerate(zip(text, fixed, strict=False)) if a != b), None)
+    if changed is None and fixed != text:
+        changed = min(len(text), len(fixed))
+    candidates = [i for i in (found.start() if found else None, changed) if i is not None and i < len(text)]
+    return min(candidates) if candidates else None
+
+
 def first_bad_index(check: str, text: str, evidence: Mapping[str, Any] | None = None) -> int | None:
     """Index in ``text`` of the first character the failing ``check`` is about, or None
     when the check has no single bad character (a refusal, a slow first token) or it is
@@ -65,22 +81,22 @@ def first_bad_index(check: str, text: str, evidence: Mapping[str, Any] | None = 
 
     ``evidence`` is the judgement's evidence; a ``position`` in it (template tokens, BPE
     glyphs) or in its first ``examples`` entry (invalid characters) is used when it falls
-    inside ``text``. Mojibake is found with ftfy's own ``BADNESS_RE`` (the pattern its
-    ``is_bad`` scores), junk openers and text before JSON at the first non-space character.
+    inside ``text``. Mojibake is found with ftfy (the first character its ``fix_encoding``
+    changes, or its ``BADNESS_RE`` matches, whichever is earlier), junk openers and text
+    before JSON at the first non-space character.
     """
     evidence = evidence or {}
     position = evidence.get("position")
     examples = evidence.get("examples")
     if not isinstance(position, int) and isinstance(examples, list) and examples and isinstance(examples[0], dict):
         position = examples[0].get("position")
-    if isinstance(position, int) and not isinstance(position, bool) and 0 <= position < len(text):
-        return position
+    at = position if isinstance(position, int) and not isinstance(position, bool) and 0 <= position < len(text) else None
     if check == "encoding":
-        invalid = _first_invalid(text)
-        if invalid is not None:
-            return invalid
-        found = BADNESS_RE.search(text)
-        return found.start() if found else None
+        # The earliest of what the judge saw, an invalid character and mojibake.
+        found = [i for i in (at, _first_invalid(text), _first_mojibake(text)) if i is not None]
+        return min(found) if found else None
+    if at is not None:
+        return at
     if check == LEADING_CHECK or (check == "structured_output" and not text.lstrip().startswith(("{", "["))):
         return _first_opener(text)
     return None

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from canary.evidence import (
     check_rule,
     excerpt_around,
@@ -9,8 +12,11 @@ from canary.evidence import (
     first_bad_index,
     leading_culprit,
 )
+from canary.judges.encoding import check_encoding
+from canary.verdicts import Verdict
 from canary.why import replies_evidence, reply_counts, round_summary, with_summary
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real-text"
 MOJIBAKE = "*Er klappt das schwere Buch mit einem dumpfen Laut zu und hebt eine Augenbraue.* â€žUm diese Uhrzeit habe ich niemanden erwartet"
 
 
@@ -88,3 +94,18 @@ def test_a_frozen_round_names_its_status_and_a_baseline_is_named_when_given():
     with_baseline = {"failed": failed, "replies": {"checks": {"ttft": [1, 1]}}}
     assert round_summary(with_baseline, {"ttft": "the fleet's 2% over 14 days"}) == "ttft on 1 of 1 reply against the fleet's 2% over 14 days"
     assert round_summary({"failed": {}}) == ""
+
+
+def test_the_first_garbled_character_of_real_mojibake_is_found():
+    # ftfy's own test cases (tests/fixtures/real-text/ftfy_cases.jsonl): the marked
+    # character is within 3 of the first one ftfy's repair changes, in every case.
+    rows = [json.loads(line) for line in (FIXTURES / "ftfy_cases.jsonl").read_text(encoding="utf-8").split("\n") if line.strip()]
+    judged = [(r, check_encoding(r["text"])) for r in rows if r.get("expected") == "mojibake" and r.get("fixed")]
+    cases = [(r, j) for r, j in judged if j.verdict == Verdict.FAIL]
+    located = 0
+    for r, j in cases:
+        text, fixed = r["text"], r["fixed"]
+        first_diff = next((i for i, (a, b) in enumerate(zip(text, fixed, strict=False)) if a != b), min(len(text), len(fixed)))
+        index = first_bad_index("encoding", text, j.evidence)
+        located += index is not None and abs(index - first_diff) <= 3
+    assert len(cases) >= 100 and located / len(cases) >= 0.95, (located, len(cases))
