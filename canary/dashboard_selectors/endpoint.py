@@ -204,7 +204,7 @@ def endpoint_history(endpoint_id: int, chart_rounds: int, table_rounds: int, now
     for rid, at, _language in rounds[:table_rounds]:
         er = outcomes.get(rid, {})
         if er.get("outcome") == Outcome.FROZEN:
-            failures.append({"round_id": rid, "started_at": at, "kind": "transport", "check_name": "frozen",
+            failures.append({"round_id": rid, "started_at": at, "kind": "transport", "check_name": Outcome.FROZEN.value,
                              "reason": er["summary"] or "transport errors", "fleet_rate": None, "shown": None})
     failures.sort(key=lambda r: r["started_at"], reverse=True)
     latest = outcomes.get(rounds[0][0]) if rounds else None
