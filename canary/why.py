@@ -8,9 +8,10 @@ every decision, notification, page and command leads with, e.g. ``"structured_ou
 of 1 reply, leading_garbage on 3 of 4 replies"`` or, for a frozen round, ``"http_429 on
 4 of 4 probes"``.
 
-Baselines: #32 adds a per-check baseline to decisions; ``round_summary`` takes them as
-``baselines`` (check -> text such as ``"fleet 7% over 14 days"``) and says "against" it.
-Until they exist the clause names no baseline rather than inventing one.
+Baselines: the round judgement stores, per failed check, the model's baseline it was held
+against (``evidence["baselines"]``, docs/baselines.md); ``round_summary`` names it
+("against the model's baseline 2% (1,200 samples, p = 0.0004)"), and a round stored
+without one names none rather than inventing one.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from canary.formatting import percent
 
 LEADING = "leading_garbage"
 CORRUPTION = "corruption"
@@ -56,6 +59,28 @@ def transport_counts(replies: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return dict(Counter(str(r["transport_kind"]) for r in replies if r.get("transport_kind")))
 
 
+def baseline_texts(evidence: Mapping[str, Any]) -> dict[str, str]:
+    """Per kind, the baseline a failure was held against, in words, from the round
+    evidence's ``baselines`` (``canary.round_judgement``'s per-check decisions, #32;
+    docs/baselines.md): ``"the model's baseline 2% (1,200 samples, p = 0.0004)"``, or
+    ``"no established baseline yet: 40 samples"``. ``{}`` when the round stored none."""
+    found = evidence.get("baselines")
+    if not isinstance(found, Mapping):
+        return {}
+    out = {}
+    for kind, d in found.items():
+        if not isinstance(d, Mapping) or d.get("baseline_rate") is None:
+            continue
+        trials = int(d.get("baseline_trials") or 0)
+        if not d.get("established"):
+            out[str(kind)] = f"no established baseline yet: {trials:,} samples"
+            continue
+        p_value = d.get("p_value")
+        p_text = f", p = {float(p_value):.2g}" if isinstance(p_value, int | float) and not isinstance(p_value, bool) else ""
+        out[str(kind)] = f"the model's baseline {percent(d['baseline_rate'])} ({trials:,} samples{p_text})"
+    return out
+
+
 def round_summary(evidence: Mapping[str, Any], baselines: Mapping[str, str] | None = None) -> str:
     """One clause naming what an endpoint's round showed, from its round evidence
     (``EndpointRound.evidence``: ``failed`` {kind: {check, ...}}, ``transport_errors``,
@@ -66,7 +91,7 @@ def round_summary(evidence: Mapping[str, Any], baselines: Mapping[str, str] | No
     ``"http_429 on 3 of 4 probes"`` when only transport errors (a frozen round);
     ``" against <baseline>"`` appended to a check with a baseline in ``baselines``.
     """
-    baselines = baselines or {}
+    baselines = baseline_texts(evidence) if baselines is None else baselines
     failed = evidence.get("failed") or {}
     replies = evidence.get("replies") or {}
     counts = replies.get("checks") or {}
@@ -79,7 +104,7 @@ def round_summary(evidence: Mapping[str, Any], baselines: Mapping[str, str] | No
             text += f" on {pair[0]} of {_plural(int(pair[1]), 'reply', 'replies')}"
         baseline = baselines.get(check) or baselines.get(kind)
         if baseline:
-            text += f" against {baseline}"
+            text += f" ({baseline})" if baseline.startswith("no ") else f" against {baseline}"
         parts.append(text)
     if parts:
         note = control_note(evidence)

@@ -109,3 +109,18 @@ def test_the_first_garbled_character_of_real_mojibake_is_found():
         index = first_bad_index("encoding", text, j.evidence)
         located += index is not None and abs(index - first_diff) <= 3
     assert len(cases) >= 100 and located / len(cases) >= 0.95, (located, len(cases))
+
+
+def test_the_baseline_a_failure_was_held_against_is_named_from_the_round_evidence():
+    evidence = {
+        "failed": {"refusal": {"check": "refusal"}, "ttft": {"check": "ttft"}},
+        "replies": {"checks": {"refusal": [1, 1], "ttft": [1, 1]}},
+        "baselines": {
+            "refusal": {"baseline_rate": 0.02, "baseline_trials": 1200, "established": True, "p_value": 0.00041},
+            "ttft": {"baseline_rate": 0.0, "baseline_trials": 12, "established": False, "p_value": None},
+        },
+    }
+    assert round_summary(evidence) == (
+        "refusal on 1 of 1 reply against the model's baseline 2% (1,200 samples, p = 0.00041), "
+        "ttft on 1 of 1 reply (no established baseline yet: 12 samples)"
+    )
