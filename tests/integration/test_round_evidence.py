@@ -55,7 +55,7 @@ def test_failures_show_their_own_reply_centred_on_the_defect(two_rounds):
 
 def test_reasons_name_the_check_and_how_many_replies_and_frozen_names_its_status(two_rounds):
     report, table = two_rounds
-    assert endpoint(report, "gale/fp8")["summary"] == "structured_output on 1 of 1 reply"
+    assert endpoint(report, "gale/fp8")["summary"].startswith("structured_output on 1 of 1 reply")
     assert "leading_garbage on " in endpoint(report, "borealis/fp8")["summary"]
     fjord = endpoint(report, "fjord/fp8")
     assert fjord["outcome"] == "frozen" and "http_429 on " in fjord["summary"] and " probes" in fjord["summary"]
@@ -65,7 +65,9 @@ def test_reasons_name_the_check_and_how_many_replies_and_frozen_names_its_status
         assert " of " in decision.reason.split(":")[0], decision.reason
         assert decision.reason.split(" ")[0] in {"structured_output", "language", "ttft", "leading_garbage"}, decision.reason
     note = Notification.objects.get(decision__endpoint__tag="gale/fp8", kind="suspended")
-    assert note.title.endswith("— structured_output on 1 of 1 reply") and note.body.startswith("structured_output on 1 of 1 reply: ")
+    assert "— structured_output on 1 of 1 reply" in note.title and note.body.startswith("structured_output on 1 of 1 reply")
+    # The baseline the failure was held against is named (established or not yet).
+    assert "baseline" in endpoint(report, "gale/fp8")["summary"]
     # The CLI table labels the positive control's expected failure.
     assert "ctrl-FAIL" in table and "positive control, expected:" in table
     assert probe(report, "dynamo/bf16", "refusal")["control"] is True
