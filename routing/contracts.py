@@ -29,7 +29,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from canary.judges.schemas import SchemaRefused, schema_validator
-from canary.languages import language_of_tag
+from core.languages import language_of_tag
 from core.strict_json import strict_loads
 from routing.deadline import Allowances
 from routing.semantic import SEMANTIC_CHECKS

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from lingua import IsoCode639_1, LanguageDetector, LanguageDetectorBuilder
 
 from canary.judges.text import without_surrogates
-from canary.languages import LANGUAGE_NAMES
+from core.languages import LANGUAGE_NAMES
 
 _detector: LanguageDetector | None = None
 _lock = threading.Lock()

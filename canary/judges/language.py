@@ -38,8 +38,8 @@ from canary.judges.text import (
     split_sentences,
     strip_code_and_urls,
 )
-from canary.languages import LANGUAGE_NAMES
 from canary.verdicts import Judgement, Reply, Verdict, worst
+from core.languages import LANGUAGE_NAMES
 
 # Thresholds (docs/sources/text-checks.md, "Order of checks", measured in "Language").
 MIN_LETTERS = 20  # below: too short to judge at all

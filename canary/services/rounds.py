@@ -21,7 +21,6 @@ from django.utils import timezone
 
 from canary import probes as probe_mod
 from canary.db import rows_insert, rows_update
-from canary.languages import validate_language
 from canary.models import Decision, Endpoint, EndpointRound, ProbeResult, Provider, Round
 from canary.probes import ProbeOutcome
 from canary.round_judgement import RoundJudgement, round_judge
@@ -38,6 +37,7 @@ from canary.services.quarantine import model_config_get, suspension_apply
 from canary.signals import round_finalised
 from canary.terms import Action, Mode
 from canary.verdicts import Judgement, Verdict
+from core.languages import validate_language
 from openrouter.client import OpenRouterClient
 
 log = logging.getLogger(__name__)

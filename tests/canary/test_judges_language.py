@@ -19,8 +19,8 @@ from canary.judges import (
 )
 from canary.judges.encoding import check_encoding
 from canary.judges.language import check_foreign_script, check_language_shift
-from canary.languages import LANGUAGE_NAMES
 from canary.verdicts import Judgement, Reply, Verdict
+from core.languages import LANGUAGE_NAMES
 
 CLEAN = json.loads(
     (Path(__file__).parents[1] / "fixtures" / "judges" / "clean_replies.json").read_text()
