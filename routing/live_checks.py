@@ -12,9 +12,10 @@ holds. Three lists:
   routing/README.md, "Which checks may block"). A rule that depends on what follows (a
   disclaimer followed by an answer: the refusal judge) never blocks a prefix. The others
   are recorded as evidence (``prefix.<check>`` in the attempt's checks) and never block.
-- ``REPLY_CHECKS``, on a whole reply: after a stream (a fail past the commit point ends
-  the stream with an error event) and before a whole or buffered reply is accepted (a
-  fail tries another route). Same rule for ``blocks``.
+- ``REPLY_CHECKS``, on a whole reply after a stream (a fail past the commit point ends
+  the stream with an error event), and ``ANSWER_CHECKS`` (those and the opener) before a
+  whole or buffered reply is accepted (a fail tries another route). Same rule for
+  ``blocks``.
 - ``decides_at_chars``: a check's ``pass`` on fewer characters is not a decision yet; the
   commit point waits for it (``routing.commit``). A ``fail`` decides at once; an
   ``inconclusive`` never does (the hold's cap commits anyway).
@@ -126,6 +127,11 @@ REPLY_CHECKS: tuple[LiveCheck, ...] = (
     LiveCheck("language_mixing", 1, True, mixing),
     LiveCheck("refusal", 1, False, refusal),
 )
+
+# A whole answer (not streamed, or buffered) before it is accepted: what a stream's
+# prefix and its end would have been judged by.
+ANSWER_CHECKS: tuple[LiveCheck, ...] = (
+    *(c for c in PREFIX_CHECKS if c.name == "leading_garbage"), *REPLY_CHECKS)
 
 
 @dataclass(frozen=True)

@@ -86,13 +86,17 @@ def test_a_host_whose_replies_start_with_junk_is_routed_around_before_the_first_
 
 
 @pytest.mark.django_db
-def test_a_refusal_opener_in_the_prefix_falls_back_invisibly(client, env):
+def test_a_refusal_is_evidence_on_the_attempt_never_a_block(client, env):
+    # The refusal judge false-blocks 3.6 % of clean real replies at 64 characters and
+    # 0.3 % whole (bench/real_text.py --prefix): it informs, it does not block.
     env.sim(fleet(endpoint("alpha", {"refusal": {"rate": 1, "style": "text"}}), endpoint("beta")))
     response = post(client, env)
-    assert response.status_code == 200 and response["X-Routing-Route"] == "beta"
-    events(response)
-    first = attempts_of(response)[0]
-    assert first.checks["prefix.refusal"] == "fail" and first.failure_reason == "prefix_rejected"
+    assert response.status_code == 200 and response["X-Routing-Route"] == "alpha"
+    assert events(response)[-1] == "[DONE]"
+    [attempt] = attempts_of(response)
+    refusal = {k: v for k, v in attempt.checks.items() if k.endswith(".refusal")}
+    assert attempt.status == "accepted" and "fail" in refusal.values(), attempt.checks
+    assert "refusal=fail (evidence)" in attempt.validation
 
 
 @pytest.mark.django_db
@@ -143,7 +147,7 @@ def test_the_expected_language_is_checked_on_a_whole_answer_that_is_not_streamed
     assert response.status_code == 200 and response["X-Routing-Route"] == "beta"
     first = attempts_of(response)[0]
     assert first.route == "alpha" and first.status == "rejected"
-    assert first.checks.get("answer.language_shift") == "fail"
+    assert first.checks.get("answer.language") == "fail"
 
 
 @pytest.mark.django_db
