@@ -100,6 +100,19 @@ def mojibake(text: str, language: str | None = None) -> Judgement:
     return check_mojibake(text, badness=False)
 
 
+def mojibake_prefix(text: str, language: str | None = None) -> Judgement:
+    """``mojibake`` on a held prefix. Mojibake shows only on non-ASCII characters: a prefix
+    of ASCII alone cannot show it, so when the expected language writes beyond ASCII
+    (every one of the 17 but English) such a prefix is ``inconclusive`` and the commit
+    waits for a non-ASCII character (or the hold's cap). English or no known language:
+    an ASCII prefix is a pass (its characters are sound; the rest is the post-stream
+    check's)."""
+    if language and language != "en" and text.isascii():
+        return Judgement(Verdict.INCONCLUSIVE, "encoding", "No non-ASCII character yet: mojibake cannot show.",
+                         {"rule": "mojibake"})
+    return mojibake(text, language)
+
+
 def _scan(rule: Callable[[str], Judgement]) -> Callable[[str, str | None], Judgement]:
     return lambda text, language: rule(text)
 
@@ -110,7 +123,7 @@ PREFIX_CHECKS: tuple[LiveCheck, ...] = (
     LiveCheck("template_leak", 1, True, _scan(check_template_leak)),
     LiveCheck("bpe_glyphs", 1, True, _scan(check_bpe_glyphs)),
     LiveCheck("invalid_chars", 1, True, _scan(check_invalid_chars)),
-    LiveCheck("mojibake", 1, True, mojibake),
+    LiveCheck("mojibake", 1, True, mojibake_prefix),
     # Depends on what follows ("As an AI I have no opinions, but here are ..."): never blocks.
     LiveCheck("refusal", 1, False, refusal),
     # 20 letters: the language judge's own floor; a pass on fewer is no reading.

@@ -176,3 +176,65 @@ def test_a_request_the_gateway_refuses_names_its_field_in_the_400(client, env, c
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["field"] == field and error["message"].startswith(f"{field}: ")
+
+
+PT_TURN = json.loads(next(line for line in open(
+    __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "real-text" / "ntrex_clean.jsonl",
+    encoding="utf-8") if '"lang": "pt"' in line))["text"]
+PT_CHAT = [{"role": "system", "content": "Reply in Portuguese."}, {"role": "user", "content": "Conte-me as notícias."},
+           {"role": "assistant", "content": PT_TURN}, {"role": "user", "content": "E depois?"}]
+
+
+@pytest.mark.django_db
+def test_a_spanish_reply_in_a_portuguese_conversation_is_routed_around_without_a_header(client, env):
+    env.sim(fleet(endpoint("alpha", {"language_drift": {"rate": 1, "into": "es", "share": 1.0}}), endpoint("beta")))
+    response = post(client, env, {**BODY, "messages": PT_CHAT})
+    assert response.status_code == 200 and response["X-Routing-Route"] == "beta"
+    events(response)
+    first, second = attempts_of(response)
+    assert (first.route, first.status) == ("alpha", "rejected") and first.checks["prefix.language"] == "fail"
+    assert "language: pt (assistant_turns)" in second.validation
+
+
+@pytest.mark.django_db
+def test_mojibake_in_a_portuguese_conversation_is_routed_around_before_the_first_byte(client, env):
+    env.sim(fleet(endpoint("alpha", {"mojibake": {"rate": 1}}), endpoint("beta")))
+    response = post(client, env, {**BODY, "messages": PT_CHAT})
+    assert response["X-Routing-Route"] == "beta"
+    events(response)
+    first = attempts_of(response)[0]
+    assert first.status == "rejected" and first.checks["prefix.mojibake"] == "fail"
+
+
+@pytest.mark.django_db
+def test_mojibake_past_the_commit_point_ends_the_stream_with_an_error_event(client, env):
+    # No language known (a short chat): the ASCII opener commits; the post-stream check
+    # still rejects the reply, and the client's stream says so.
+    env.sim(fleet(endpoint("alpha", {"mojibake": {"rate": 1}}), endpoint("beta")))
+    response = post(client, env, {**BODY, "messages": PT_CHAT[:2]})
+    got = events(response)
+    [attempt] = attempts_of(response)
+    if attempt.checks.get("prefix.mojibake") == "fail":  # the opener itself showed it
+        return
+    assert got[-2]["error"]["code"] == "rejected_after_commit" and attempt.checks["post.mojibake"] == "fail"
+
+
+@pytest.mark.django_db
+def test_a_buffered_reply_passes_the_same_content_checks_before_it_is_accepted(client, env):
+    env.sim(fleet(endpoint("alpha", {"mojibake": {"rate": 1}}), endpoint("beta")))
+    response = post(client, env, {**BODY, "stream": False, "messages": PT_CHAT[:2]})
+    assert response.status_code == 200 and response["X-Routing-Route"] == "beta"
+    first = attempts_of(response)[0]
+    assert first.status == "rejected" and first.checks["answer.mojibake"] == "fail"
+
+
+@pytest.mark.django_db
+def test_the_commit_point_comes_as_soon_as_the_checks_have_decided(client, env):
+    env.sim(fleet(endpoint("alpha", {"tokens_per_s": 40}), endpoint("beta")))
+    response = post(client, env)
+    events(response)
+    [attempt] = attempts_of(response)
+    chars, held_ms = map(int, re.search(r"after (\d+) chars, (\d+) ms", attempt.validation).groups())
+    # No expected language: the opener (6 characters) decides; the hold is 64 chars or 200 ms.
+    assert chars < 64 and held_ms < 200, attempt.validation
+
