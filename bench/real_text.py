@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from canary.judges import warm_up  # noqa: E402 (path set above)
-from routing.live_checks import PREFIX_CHECKS, REPLY_CHECKS, LiveCheck  # noqa: E402
+from routing.live_checks import PREFIX_CANDIDATES, REPLY_CHECKS, LiveCheck  # noqa: E402
 from tests.real_text import JUDGES, Judged, Tally, cases, judge_all, tally  # noqa: E402
 from tests.real_text_prefix import PREFIX_LENGTHS, WHOLE, Table, Text, measure, texts, within_limits  # noqa: E402
 
@@ -88,7 +88,7 @@ def report(judged: list[Judged], judge: str, examples: int) -> None:
 # Before: the prefix judge of the first streaming gateway (canary.judges.prefix), where
 # every check blocked, the refusal judge included, and no mojibake check ran.
 BEFORE_CHECKS: tuple[LiveCheck, ...] = tuple(
-    LiveCheck(c.name, c.decides_at_chars, True, c.judge) for c in PREFIX_CHECKS if c.name != "mojibake")
+    LiveCheck(c.name, c.decides_at_chars, True, c.judge) for c in PREFIX_CANDIDATES if c.name != "mojibake")
 
 
 def _prefix_report(title: str, table: Table, checks: tuple[LiveCheck, ...], lengths: tuple[int, ...],
@@ -127,7 +127,7 @@ def prefix_main(split: str, examples: int, strict: bool) -> None:
           f"{len(chosen) - clean} defects; expected language = the text's own")
     for title, checks, lengths in (
         ("BEFORE: prefix checks, all blocking (first streaming gateway)", BEFORE_CHECKS, PREFIX_LENGTHS),
-        ("NOW: prefix checks (routing.live_checks.PREFIX_CHECKS)", PREFIX_CHECKS, PREFIX_LENGTHS),
+        ("NOW: prefix checks (routing.live_checks.PREFIX_CANDIDATES)", PREFIX_CANDIDATES, PREFIX_LENGTHS),
         ("NOW: whole-reply checks (routing.live_checks.REPLY_CHECKS)", REPLY_CHECKS, (WHOLE,)),
     ):
         _prefix_report(f"{title}, {split}", measure(checks, chosen, lengths), checks, lengths, detail=False,

@@ -35,7 +35,7 @@ from canary.judges.language import check_language_mixing, judge_language
 from canary.judges.leading import leading_signature
 from canary.judges.refusal import judge_refusal
 from canary.verdicts import Judgement, Reply, Verdict
-from core.language_detector import text_language
+from core.language_detector import SURE_LETTERS, text_language
 
 # Below this many non-space characters a leading fragment cannot be told from a word
 # ("ingu" glued to "Ela" needs the word after it).
@@ -61,6 +61,13 @@ def leading_garbage(text: str, language: str | None = None) -> Judgement:
     ``MIN_LEADING_CHARS`` non-space characters."""
     stripped = text.strip()
     if len(stripped) < MIN_LEADING_CHARS:
+        first = stripped[:1]
+        # Every junk signature starts with punctuation, a mark, an invisible character or
+        # a lowercase letter ("ingu*", "data:"): an opener whose first character is a
+        # capital, a digit or a caseless letter (Han, Arabic ...) is decided at once.
+        if first and (first.isupper() or first.isdigit() or (first.isalpha() and not first.islower())) \
+                and leading_signature(text) is None:
+            return Judgement(Verdict.PASS, "leading_garbage", "The reply starts normally.", {"decided_at_chars": 1})
         return Judgement(Verdict.INCONCLUSIVE, "leading_garbage", "Too short to judge its opener.",
                          {"chars": len(stripped)})
     signature = leading_signature(text)
@@ -79,6 +86,19 @@ def refusal(text: str, language: str | None = None) -> Judgement:
 def expected_language(text: str, language: str | None) -> Judgement | None:
     """``judge_language`` against the expected language; None without one."""
     return judge_language(Reply(content=text), language) if language else None
+
+
+def expected_language_prefix(text: str, language: str | None) -> Judgement | None:
+    """``expected_language`` on a held prefix: a pass read from fewer than 40 letters is
+    no decision yet (the language judge's floor with no miss measured,
+    ``canary.judges.language``): the commit waits for more text or the hold's cap."""
+    judgement = expected_language(text, language)
+    if judgement is not None and judgement.verdict is Verdict.PASS:
+        letters = judgement.evidence.get("letters")
+        if isinstance(letters, int) and letters < SURE_LETTERS:
+            return Judgement(Verdict.INCONCLUSIVE, judgement.check, f"Reads as expected from only {letters} letters.",
+                             judgement.evidence)
+    return judgement
 
 
 def mixing(text: str, language: str | None) -> Judgement | None:
@@ -117,18 +137,22 @@ def _scan(rule: Callable[[str], Judgement]) -> Callable[[str, str | None], Judge
     return lambda text, language: rule(text)
 
 
-# blocks: measured by bench/real_text.py --prefix (routing/README.md, "Which checks may block").
-PREFIX_CHECKS: tuple[LiveCheck, ...] = (
-    LiveCheck("leading_garbage", MIN_LEADING_CHARS, True, leading_garbage),
+# Candidates for the held prefix, each with its measured right to block: measured by
+# bench/real_text.py --prefix (routing/README.md, "Which checks may block").
+PREFIX_CANDIDATES: tuple[LiveCheck, ...] = (
+    LiveCheck("leading_garbage", 1, True, leading_garbage),
     LiveCheck("template_leak", 1, True, _scan(check_template_leak)),
     LiveCheck("bpe_glyphs", 1, True, _scan(check_bpe_glyphs)),
     LiveCheck("invalid_chars", 1, True, _scan(check_invalid_chars)),
     LiveCheck("mojibake", 1, True, mojibake_prefix),
-    # Depends on what follows ("As an AI I have no opinions, but here are ..."): never blocks.
+    # Depends on what follows ("As an AI I have no opinions, but here are ..."), and
+    # false-blocked 3.6 % of clean replies at 64 characters: never blocks a prefix; the
+    # whole reply's verdict is evidence after the stream (REPLY_CHECKS).
     LiveCheck("refusal", 1, False, refusal),
-    # 20 letters: the language judge's own floor; a pass on fewer is no reading.
-    LiveCheck("language", 20, True, expected_language),
+    LiveCheck("language", 1, True, expected_language_prefix),
 )
+# What the hold runs: the checks that may block (evidence waits for the whole reply).
+PREFIX_CHECKS: tuple[LiveCheck, ...] = tuple(c for c in PREFIX_CANDIDATES if c.blocks)
 
 REPLY_CHECKS: tuple[LiveCheck, ...] = (
     LiveCheck("template_leak", 1, True, _scan(check_template_leak)),

@@ -111,7 +111,7 @@ def test_a_failure_after_the_commit_point_ends_the_stream_with_an_error_event(cl
     event = RequestEvent.objects.get(operation_id=response["X-Routing-Operation-Id"])
     assert (event.outcome, event.error_code, event.attempt_count) == ("failed", "failed_after_commit", 1)
     [attempt] = attempts_of(response)
-    assert attempt.status == "failed" and attempt.failure_reason and attempt.checks["prefix.refusal"] == "pass"
+    assert attempt.status == "failed" and attempt.failure_reason and attempt.checks["prefix.leading_garbage"] == "pass"
 
 
 @pytest.mark.django_db
@@ -235,6 +235,7 @@ def test_the_commit_point_comes_as_soon_as_the_checks_have_decided(client, env):
     events(response)
     [attempt] = attempts_of(response)
     chars, held_ms = map(int, re.search(r"after (\d+) chars, (\d+) ms", attempt.validation).groups())
-    # No expected language: the opener (6 characters) decides; the hold is 64 chars or 200 ms.
+    # No expected language: the opener decides (a capital at once, else 6 characters);
+    # the hold is 64 chars or 200 ms.
     assert chars < 64 and held_ms < 200, attempt.validation
 
