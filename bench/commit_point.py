@@ -56,6 +56,7 @@ FAULTS = {
 PRICES = {"prompt": "0.0000001", "completion": "0.0000002"}
 CHEAP = {"prompt": "0.00000001", "completion": "0.00000002"}
 TIMEOUT = httpx.Timeout(30.0)
+LOG = Path(tempfile.mkdtemp()) / "gunicorn.log"  # the gateway's stderr, named on failure
 
 
 def _endpoint(provider: str, tag: str, faults: dict, pricing: dict) -> dict:
@@ -146,7 +147,7 @@ def main() -> None:
     web = subprocess.Popen(  # noqa: S603 - our interpreter, our arguments
         [sys.executable, "-m", "gunicorn", "reverie_ops.wsgi", "-k", "gthread", "-w", "2", "--threads", "8",
          "-b", f"127.0.0.1:{port}", "--log-level", "warning"], cwd=ROOT, env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=subprocess.DEVNULL, stderr=LOG.open("wb"))
     gateway_url = f"http://127.0.0.1:{port}/v1/chat/completions"
     pt = next(json.loads(line)["text"] for line in (ROOT / "tests/fixtures/real-text/ntrex_clean.jsonl").open()
               if json.loads(line)["lang"] == "pt")
@@ -214,10 +215,16 @@ def main() -> None:
             found = re.search(r"after (\d+) chars, (\d+) ms", text or "")
             if found and contract in held:
                 held[contract].append((int(found.group(1)), int(found.group(2))))
+    except Exception:
+        print(f"the gateway's log: {LOG}", file=sys.stderr)
+        raise
     finally:
         web.terminate()
         sim.terminate()
-        web.wait(timeout=10)
+        try:
+            web.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            web.kill()
         sim.wait(timeout=10)
 
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

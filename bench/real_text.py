@@ -132,6 +132,9 @@ def prefix_main(split: str, examples: int, strict: bool) -> None:
     ):
         _prefix_report(f"{title}, {split}", measure(checks, chosen, lengths), checks, lengths, detail=False,
                        examples=examples)
+    _prefix_report(f"NOW: whole-reply checks with no expected language (mixing only), {split}",
+                   measure(REPLY_CHECKS, chosen, (WHOLE,), no_language=True), REPLY_CHECKS, (WHOLE,), detail=False,
+                   examples=examples)
 
 
 def main() -> None:

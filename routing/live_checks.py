@@ -34,12 +34,16 @@ from canary.judges.encoding import check_invalid_chars, check_mojibake
 from canary.judges.language import check_language_mixing, judge_language
 from canary.judges.leading import leading_signature
 from canary.judges.refusal import judge_refusal
+from canary.judges.text import split_sentences
 from canary.verdicts import Judgement, Reply, Verdict
 from core.language_detector import SURE_LETTERS, text_language
 
 # Below this many non-space characters a leading fragment cannot be told from a word
 # ("ingu" glued to "Ela" needs the word after it).
 MIN_LEADING_CHARS = 6
+# The sentences a reply's own language may be read from when the whole reads as no one
+# language (lingua's cost grows with each).
+MAX_OPENING_SENTENCES = 3
 
 
 @dataclass(frozen=True)
@@ -103,11 +107,15 @@ def expected_language_prefix(text: str, language: str | None) -> Judgement | Non
 
 def mixing(text: str, language: str | None) -> Judgement | None:
     """Without an expected language, sentences in another language than the reply's own
-    (its sure reading, ``core.language_detector.text_language``); None with an expected
+    (its sure reading, ``core.language_detector.text_language``, else that of its first
+    sentence that reads surely); None with an expected
     language (``expected_language`` covers mixing then) or no sure reading."""
     if language:
         return None
-    own = text_language(text)
+    # Its whole reading, else the language of its first sentence that reads surely (a
+    # reply half in one language and half in another reads as neither).
+    own = text_language(text) or next(
+        (r for s in split_sentences(text)[:MAX_OPENING_SENTENCES] if (r := text_language(s.text))), None)
     if own is None:
         return Judgement(Verdict.INCONCLUSIVE, "language_mixing", "No sure reading of the reply's language.", {})
     return check_language_mixing(text, own.language)

@@ -131,18 +131,19 @@ Table = dict[str, dict[int, dict[str, Count]]]
 
 
 def measure(checks: tuple[LiveCheck, ...], items: Iterable[Text], lengths: tuple[int, ...] = PREFIX_LENGTHS,
-            groups: Callable[[Text], list[str]] | None = None) -> Table:
+            groups: Callable[[Text], list[str]] | None = None, *, no_language: bool = False) -> Table:
     """Run every check of ``checks`` on the first ``length`` characters of each text
     (``WHOLE`` = 0: the whole text), whatever its ``blocks``; a check fails a text when
     its verdict is ``fail``. Group keys default to ``ALL``, ``lang <code>`` and ``source <name>``;
-    the pseudo-check ``ANY (blocking)`` fails when any blocking check does."""
+    the pseudo-check ``ANY (blocking)`` fails when any blocking check does. ``no_language``:
+    judge every text with no expected language (a conversation that names none)."""
     groups = groups or (lambda t: ["ALL", f"lang {t.language or '-'}", f"source {t.source}"])
     table: Table = defaultdict(lambda: defaultdict(lambda: defaultdict(Count)))
     for item in items:
         keys = groups(item)
         for length in lengths:
             text = item.text if length == WHOLE else item.text[:length]
-            result = run_checks(checks, text, item.language)
+            result = run_checks(checks, text, None if no_language else item.language)
             blocking = {c.name for c in checks if c.blocks}
             failed = {name for name, verdict in result.verdicts.items() if verdict == "fail"}
             counted = {name for name in result.verdicts if item.counts_for(name)}
