@@ -85,7 +85,7 @@ def report(judged: list[Judged], judge: str, examples: int) -> None:
                     print(_excerpt(item))
 
 
-# Before: the prefix judge of the first streaming gateway (canary.judges.prefix), where
+# Before: the prefix judge of the first streaming gateway (canary.judges.prefix, removed), where
 # every check blocked, the refusal judge included, and no mojibake check ran.
 BEFORE_CHECKS: tuple[LiveCheck, ...] = tuple(
     LiveCheck(c.name, c.decides_at_chars, True, c.judge) for c in PREFIX_CANDIDATES if c.name != "mojibake")

@@ -70,7 +70,7 @@ class StreamCommit:
     ``buffer``: the whole answer is validated first (the reply arrives at once, as an SSE
     stream of one content chunk). ``prefix``: the first ``hold_chars`` characters of
     content or ``hold_ms`` milliseconds after the first content, whichever comes first,
-    are held and judged (``canary.judges.prefix``); then every chunk is passed on as it
+    are held and judged (``routing.live_checks``); then every chunk is passed on as it
     arrives. Before the commit any failure falls back invisibly; after it, a failure ends
     the stream with an error event. ``early`` (default true): commit as soon as every
     blocking check has decided on the prefix (``routing.commit``), the hold being the
