@@ -22,7 +22,6 @@ from django.utils import timezone
 from canary import probes as probe_mod
 from canary.db import rows_insert, rows_update
 from canary.evidence import failing_kind_of
-from canary.languages import validate_language
 from canary.models import Decision, Endpoint, EndpointRound, ProbeResult, Provider, Round
 from canary.probes import ProbeOutcome
 from canary.round_judgement import RoundJudgement, round_judge
@@ -42,6 +41,7 @@ from canary.terms import Action, Mode
 from canary.verdicts import Judgement, Verdict
 from canary.why import replies_evidence
 from core.db_limits import lock_timed_out, transaction_limits_set
+from core.languages import validate_language
 from openrouter.client import OpenRouterClient
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from canary.judges import run, warm_up
-from canary.languages import validate_language
+from core.languages import validate_language
 from core.management.strict import StrictCommand
 
 
