@@ -6,6 +6,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 from canary import api
+from core.favicon import favicon_view
 from observability.views import breakers_view, metrics_view
 
 urlpatterns = [
@@ -17,5 +18,6 @@ urlpatterns = [
     path("api/v1/routing/provider", api.provider_view, name="api-provider"),
     path("api/v1/routing/breakers", breakers_view, name="api-breakers"),
     path("metrics", metrics_view, name="metrics"),
+    path("favicon.ico", favicon_view, name="favicon"),
     path("", include("routing.urls")),
 ]
