@@ -21,10 +21,22 @@ import logging
 import os
 import time
 
-from canary.judges.warm import warm_judges
+from canary.judges.warm import SAMPLES, warm_judges
+from routing.commit import answer_checks, prefix_checks, reply_checks
 from routing.services import gateway_warm
 
 log = logging.getLogger(__name__)
+
+def warm_live_checks() -> None:
+    """Run the gateway's own checks (``routing.commit``: a held prefix, a streamed reply,
+    a whole answer) once per sample, with and without an expected language, so their
+    first use compiles nothing on a request's path."""
+    for language, text in SAMPLES:
+        for expected in (language, None):
+            prefix_checks(text[:64], expected)
+            reply_checks(text, expected)
+            answer_checks(text, expected)
+
 
 # What this process has warmed already (a forked worker inherits the arbiter's judges).
 _done: set[str] = set()
@@ -42,6 +54,9 @@ def warm_process(*, judges: bool = True, gateway: bool = True) -> dict[str, floa
         _done.add("judges")
         try:
             took.update(warm_judges())
+            start = time.perf_counter()
+            warm_live_checks()
+            took["live_checks"] = (time.perf_counter() - start) * 1000.0
         except Exception:  # noqa: BLE001 - a server must start even if warming fails
             log.exception("warm: the judges could not be built; the first request will build them")
     if gateway and "gateway" not in _done:

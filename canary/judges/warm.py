@@ -19,12 +19,11 @@ import time
 from collections.abc import Callable
 
 from canary.judges.corruption import judge_corruption
-from canary.judges.detector import warm_up
 from canary.judges.language import judge_language
-from canary.judges.prefix import judge_prefix, judge_streamed_reply
 from canary.judges.refusal import judge_refusal
 from canary.judges.structured import judge_structured
 from canary.verdicts import Reply
+from core.language_detector import warm_up
 
 # One sample per script family the judges treat differently (Latin, CJK, Arabic, Cyrillic,
 # Hangul), with the ISO 639-1 code the reply should be in.
@@ -51,8 +50,6 @@ def warm_judges(clock: Callable[[], float] = time.perf_counter) -> dict[str, flo
     took["detector"] = (clock() - start) * 1000.0
     start = clock()
     for language, text in SAMPLES:
-        judge_prefix(text[:64], language)
-        judge_streamed_reply(text, language)
         reply = Reply(content=text)
         judge_language(reply, language)
         judge_refusal(reply, language)

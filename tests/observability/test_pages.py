@@ -119,7 +119,7 @@ def _open_with_reason(store, route: str, now_ms: int, op: str) -> None:
 
     for i in range(2):
         store.record(route, now_ms, "invalid_response",
-                     detail=FailureDetail("invalid_response", "language_shift", None, f"{op}-{i}", now_ms, "German, not English"))
+                     detail=FailureDetail("invalid_response", "language", None, f"{op}-{i}", now_ms, "German, not English"))
 
 
 def test_an_open_breaker_says_why_on_the_page_the_json_endpoint_and_metrics(admin, client, breaker_prefix):
@@ -129,13 +129,13 @@ def test_an_open_breaker_says_why_on_the_page_the_json_endpoint_and_metrics(admi
     _open_with_reason(store, "watched-1", now_ms - 10_000, "op")
     page = admin.get("/admin/observability/breakerboard/").content.decode()
     row = page.split('<th scope="row">watched-1</th>')[1].split("</tr>")[0]
-    assert "invalid_response: language_shift" in row and "op-1" in row and "German, not English" in row
+    assert "invalid_response: language" in row and "op-1" in row and "German, not English" in row
     assert client.get("/api/v1/routing/breakers").status_code == 401
     _, token = service_token_issue("oncall")
     body = client.get("/api/v1/routing/breakers", HTTP_AUTHORIZATION=f"Bearer {token}").json()
     [breaker] = [b for b in body["breakers"] if b["route"] == "watched-1"]
     assert breaker["state"] == "open" and breaker["failure_class"] == "invalid_response"
-    assert breaker["reason"]["operation_id"] == "op-1" and breaker["reason"]["check"] == "language_shift"
+    assert breaker["reason"]["operation_id"] == "op-1" and breaker["reason"]["check"] == "language"
     assert breaker["since"] < breaker["until"]
     assert [f["operation_id"] for f in breaker["last_failures"]] == ["op-1", "op-0"]
     assert 9.0 <= body["open_seconds"]["watched-1"] <= 15.0 and body["open_seconds"]["watched-0"] == 0

@@ -164,9 +164,9 @@ def test_a_peer_passing_the_same_request_charges_the_failed_route(start_sim, gat
     assert result.attempts[0].status == "rejected" and result.attempts[0].breaker_opened == "invalid_response"
     assert open_classes(store, "alpha") == ["invalid_response"]
     last = store.last_failures("alpha")
-    assert [(d.failure_class, d.check, d.operation_id) for d in last] == [("invalid_response", "language_shift", result.operation_id)]
+    assert [(d.failure_class, d.check, d.operation_id) for d in last] == [("invalid_response", "language", result.operation_id)]
     reason = FailureDetail.from_json(store.snapshot("alpha")["invalid_response:reason"])
-    assert reason is not None and reason.check == "language_shift"
+    assert reason is not None and reason.check == "language"
 
 
 def test_a_route_whose_record_shows_the_check_is_charged_without_a_peer(start_sim, gateway_for, breakers):
@@ -174,7 +174,7 @@ def test_a_route_whose_record_shows_the_check_is_charged_without_a_peer(start_si
     store = breakers(BreakerConfig(consecutive=3, min_calls=10))
     gw = gateway_for(sim, [route("alpha")], breakers=store)
     store.record("alpha", int(gw.wall() * 1000), "invalid_response",
-                 detail=FailureDetail("invalid_response", "language_shift", None, "earlier", int(gw.wall() * 1000)))
+                 detail=FailureDetail("invalid_response", "language", None, "earlier", int(gw.wall() * 1000)))
     result = gw.complete(ROLEPLAY, user("Tell me about the storm.", max_tokens=400), language="en")
     assert not result.ok
     assert "attribution" not in result.attempts[0].validation
