@@ -184,6 +184,10 @@ OPENROUTER_POOL_SHARDS = positive("OPENROUTER_POOL_SHARDS", env.int("OPENROUTER_
 # The canary's own cap per reply is CANARY_MAX_RESPONSE_BYTES; lines share the line cap.
 OPENROUTER_MAX_REPLY_BYTES = positive("OPENROUTER_MAX_REPLY_BYTES", env.int("OPENROUTER_MAX_REPLY_BYTES", default=16 * 1024 * 1024))
 OPENROUTER_MAX_LINE_BYTES = positive("OPENROUTER_MAX_LINE_BYTES", env.int("OPENROUTER_MAX_LINE_BYTES", default=1024 * 1024))
+# Egress: discovery, the probes and the gateway reach OpenRouter (and every route) through
+# the proxy the standard environment names (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY; NO_PROXY
+# for hosts reached directly: docs/egress.md). False ignores those variables.
+OPENROUTER_PROXY_FROM_ENV = env.bool("OPENROUTER_PROXY_FROM_ENV", default=True)
 
 # --- Canary -------------------------------------------------------------------------
 # Canonical (lower-case) ids, as every other entry point stores them; a malformed id

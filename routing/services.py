@@ -41,6 +41,7 @@ from redis.retry import Retry
 
 from canary.judges import warm_up
 from canary.selectors import ignored_targets, structured_honour_rate
+from openrouter import egress
 from routing.breaker import BreakerConfig, BreakerStore
 from routing.contracts import (
     Contract,
@@ -535,6 +536,7 @@ def gateway_get() -> Gateway:
                 max_reply_bytes=settings.OPENROUTER_MAX_REPLY_BYTES,
                 max_line_bytes=settings.OPENROUTER_MAX_LINE_BYTES,
                 headers={"HTTP-Referer": settings.OPENROUTER_REFERER, "X-OpenRouter-Title": "Reverie Ops gateway"},
+                proxy_rule=egress.rule(settings.OPENROUTER_PROXY_FROM_ENV),
             )
             events = BackgroundEventSink() if _setting("ROUTING_EVENTS_ASYNC", True) else DbEventSink()
             sink: EventSink = events

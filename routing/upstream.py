@@ -27,6 +27,8 @@ from typing import Any
 
 import httpx
 
+from openrouter.codings import ACCEPT_ENCODING, UndecodableError, decoded
+from openrouter.client import check_headers
 from openrouter.egress import EgressTransport, ProxyRule
 from openrouter.errors import parse_error_body, parse_retry_after
 from openrouter.jsonbody import InvalidBodyError, TooLargeError
@@ -128,7 +130,7 @@ class Upstream:
         )
         # The decoded content-codings, then the caller's headers, then the chat request's own.
         self._base_headers = {
-            "Accept-Encoding": "gzip, deflate", "Connection": "keep-alive", "User-Agent": "reverie-ops-gateway/1",
+            "Accept-Encoding": ACCEPT_ENCODING, "Connection": "keep-alive", "User-Agent": "reverie-ops-gateway/1",
             **(headers or {}),
             "Content-Type": "application/json", "Accept": "text/event-stream",
         }
@@ -156,13 +158,10 @@ class Upstream:
             headers = dict(self._base_headers)
             if key:
                 headers["Authorization"] = f"Bearer {key}"
-            for name, value in headers.items():
-                # h11 would refuse these at send time; a key pasted with its newline must
-                # never become a second header upstream.
-                if "\r" in value or "\n" in value or "\0" in value:
-                    raise Unsendable(f"header {name} has a line break or NUL in its value")
-                if not value.isascii():
-                    raise Unsendable(f"header {name} has a non-ASCII character in its value")
+            try:
+                check_headers(headers)
+            except ValueError as exc:
+                raise Unsendable(str(exc)) from None
             prepared = self._prepared[(raw, key)] = (url, httpx.Headers(headers))
         return prepared
 
@@ -267,7 +266,7 @@ class Upstream:
                     raw = read_capped(response, self.max_reply_bytes)
                 except TooLargeError as exc:
                     return failed("invalid_body", str(exc), status)
-                except httpx.HTTPError as exc:
+                except (httpx.HTTPError, UndecodableError) as exc:
                     if handle.reason is not None:
                         return cut_short(status)
                     return failed("reset", f"body cut: {type(exc).__name__}: {exc}", status)
@@ -287,12 +286,12 @@ class Upstream:
         parts: list[bytes] = []
         size = 0
         try:
-            for chunk in response.iter_bytes():
+            for chunk in decoded(response):
                 size += len(chunk)
                 if size > cap:
                     return None
                 parts.append(chunk)
-        except httpx.HTTPError:
+        except (httpx.HTTPError, UndecodableError):
             return b"".join(parts) if parts else None
         return b"".join(parts)
 
@@ -409,12 +408,9 @@ class LiveAttempt:
         handle = self.handle
         cap = self._cap
         received = 0
-        # The transport's own stream, unless the body is compressed (then httpx decodes):
-        # iter_bytes' chunking and decoder layers cost CPU per chunk for nothing.
-        encoded = response.headers.get("content-encoding", "identity").strip().lower() not in ("identity", "")
-        chunks: Any = response.iter_bytes() if encoded else response.stream
         try:
-            for chunk in chunks:
+            # Decoded in bounded steps, each counted against the cap (openrouter.codings).
+            for chunk in decoded(response):
                 # After [DONE] the body is still read to its end (the terminating chunk
                 # follows at once) so the connection goes back to the pool: closing a
                 # half-read response would cost a new TCP connection per request.
@@ -442,7 +438,7 @@ class LiveAttempt:
                 )
                 limit = {"first_token": "first-token", "idle": "idle", "total": "attempt timeout"}[label]
                 return self._failed("timeout", f"stream silent past the {limit} limit ({label})")
-        except httpx.HTTPError as exc:  # network errors, protocol errors, undecodable bytes
+        except (httpx.HTTPError, UndecodableError) as exc:  # network errors, protocol errors, undecodable bytes
             if handle.reason is None:
                 return self._failed("reset", f"connection closed mid-stream: {type(exc).__name__}: {exc}")
         finally:
