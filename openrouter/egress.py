@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import threading
 import urllib.request
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import httpx
@@ -29,19 +29,27 @@ _SCHEMES = ("http", "https")
 
 @dataclass(frozen=True)
 class ProxyRule:
-    """Proxy URLs by request scheme (``"http"``/``"https"``) and the ``NO_PROXY`` value.
+    """The proxy URL for ``http://`` and for ``https://`` requests (None: direct) and the
+    ``NO_PROXY`` value (hosts, domain suffixes, ``*``). Hashable: a cache key.
 
     ``proxy_for(url)`` is the proxy URL for an ``httpx.URL`` or None (direct). Raises
     ``ValueError`` at construction for a proxy URL that is not ``http://`` or
-    ``https://`` (SOCKS needs an extra the project does not carry), naming the variable.
+    ``https://`` with a host (SOCKS needs an extra the project does not carry), naming
+    the variable.
     """
 
-    proxies: Mapping[str, str] = field(default_factory=dict)
+    http: str | None = None
+    https: str | None = None
     no_proxy: str = ""
 
     def __post_init__(self) -> None:
-        for scheme, url in self.proxies.items():
-            parsed = httpx.URL(url)
+        for scheme, url in (("http", self.http), ("https", self.https)):
+            if url is None:
+                continue
+            try:
+                parsed = httpx.URL(url)
+            except httpx.InvalidURL:
+                parsed = httpx.URL()
             if parsed.scheme not in _SCHEMES or not parsed.host:
                 raise ValueError(
                     f"{scheme.upper()}_PROXY={url!r} is not an http:// or https:// proxy URL with a host "
@@ -53,11 +61,8 @@ class ProxyRule:
         """The rule of the process environment, read as Python reads it (lower case wins
         over upper; ``ALL_PROXY`` serves a scheme without its own)."""
         found = urllib.request.getproxies_environment()
-        proxies = {s: found[s] for s in _SCHEMES if found.get(s)}
-        if found.get("all"):
-            for scheme in _SCHEMES:
-                proxies.setdefault(scheme, found["all"])
-        return cls(proxies=proxies, no_proxy=found.get("no", ""))
+        every = found.get("all") or None
+        return cls(http=found.get("http") or every, https=found.get("https") or every, no_proxy=found.get("no", ""))
 
     @classmethod
     def off(cls) -> ProxyRule:
@@ -65,7 +70,7 @@ class ProxyRule:
         return cls()
 
     def proxy_for(self, url: httpx.URL) -> str | None:
-        proxy = self.proxies.get(url.scheme)
+        proxy = self.https if url.scheme == "https" else self.http if url.scheme == "http" else None
         if proxy is None:
             return None
         host = url.host if url.port is None else f"{url.host}:{url.port}"

@@ -15,6 +15,7 @@ import django_stubs_ext
 import environ
 
 from core.identifiers import validate_model_id
+from openrouter.egress import ProxyRule
 from reverie_ops.database import database_config
 from reverie_ops.env import StrictEnv, above_zero, checked, not_negative, port, positive, redis_url
 from reverie_ops.schedule import (
@@ -188,6 +189,9 @@ OPENROUTER_MAX_LINE_BYTES = positive("OPENROUTER_MAX_LINE_BYTES", env.int("OPENR
 # the proxy the standard environment names (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY; NO_PROXY
 # for hosts reached directly: docs/egress.md). False ignores those variables.
 OPENROUTER_PROXY_FROM_ENV = env.bool("OPENROUTER_PROXY_FROM_ENV", default=True)
+if OPENROUTER_PROXY_FROM_ENV:
+    # A proxy URL the wire cannot use stops the process here, not at the first request.
+    checked("proxy environment", lambda _: ProxyRule.from_environment(), None)
 
 # --- Canary -------------------------------------------------------------------------
 # Canonical (lower-case) ids, as every other entry point stores them; a malformed id
@@ -289,8 +293,6 @@ ROUTING_BREAKER_PREFIX = env.str("ROUTING_BREAKER_PREFIX", default="routing:brea
 # Prompts and outputs in request/attempt events: "hash" (SHA-256) or "redact".
 ROUTING_EVENT_CONTENT = env.str("ROUTING_EVENT_CONTENT", default="hash")
 ROUTING_EVENTS_ASYNC = env.bool("ROUTING_EVENTS_ASYNC", default=True)
-# The gateway's door under ASGI (reverie_ops/asgi.py sets it): the async view.
-ROUTING_ASYNC_VIEW = env.bool("ROUTING_ASYNC_VIEW", default=False)
 ROUTING_CACHE_S = not_negative("ROUTING_CACHE_S", env.float("ROUTING_CACHE_S", default=5.0))
 # Idempotency keys (routing/README.md, "Idempotency"): a settled key is kept this long (s)
 # after its last update, then pruned (Stripe keeps 24 h); a claimed key older than the

@@ -37,7 +37,8 @@ def openrouter_client() -> OpenRouterClient:
             settings.OPENROUTER_MAX_CONNECTIONS,
             settings.OPENROUTER_POOL_SHARDS,
             settings.OPENROUTER_MAX_LINE_BYTES,
-            settings.OPENROUTER_PROXY_FROM_ENV,
+            # The rule itself, not the flag: a changed environment makes a new client.
+            egress.rule(settings.OPENROUTER_PROXY_FROM_ENV),
         )
 
 
@@ -47,12 +48,12 @@ _building = threading.Lock()
 @lru_cache(maxsize=8)
 def _client_for(
     base_url: str, api_key: str, referer: str, title: str, max_response_bytes: int, max_connections: int, pool_shards: int,
-    max_line_bytes: int, proxy_from_env: bool,
+    max_line_bytes: int, proxy_rule: egress.ProxyRule,
 ) -> OpenRouterClient:
     return LoopOpenRouterClient(
         base_url=base_url, api_key=api_key, referer=referer, title=title, max_response_bytes=max_response_bytes,
         max_connections=max_connections, pool_shards=pool_shards, max_line_bytes=max_line_bytes,
-        proxy_rule=egress.rule(proxy_from_env),
+        proxy_rule=proxy_rule,
     )
 
 
