@@ -27,8 +27,8 @@ from typing import Any
 
 import httpx
 
-from openrouter.codings import ACCEPT_ENCODING, UndecodableError, decoded
 from openrouter.client import check_headers
+from openrouter.codings import ACCEPT_ENCODING, UndecodableError, decoded
 from openrouter.egress import EgressTransport, ProxyRule
 from openrouter.errors import parse_error_body, parse_retry_after
 from openrouter.jsonbody import InvalidBodyError, TooLargeError
