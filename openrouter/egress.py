@@ -74,7 +74,9 @@ class ProxyRule:
         if proxy is None:
             return None
         host = url.host if url.port is None else f"{url.host}:{url.port}"
-        if self.no_proxy and urllib.request.proxy_bypass_environment(host, {"no": self.no_proxy}):
+        # CPython's own NO_PROXY matcher (urllib.request, since 2.7; typeshed omits it).
+        bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+        if self.no_proxy and bypass(host, {"no": self.no_proxy}):
             return None
         return proxy
 

@@ -299,7 +299,7 @@ class RequestRun:
                 return checks, outcome
             record.status = "committed"
             record.ttft_ms = live.ttft_ms
-            record.http_status = live.response.status
+            record.http_status = live.response.status_code
             t.live, t.reader = live, reader
             return checks, None
         live.close()
