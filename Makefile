@@ -42,7 +42,7 @@ test: venv services
 
 lint: venv
 	$(PY) -m ruff check .
-	$(PY) -m mypy canary routing reverie_ops openrouter fake_openrouter core observability
+	$(PY) -m mypy canary routing reverie_ops openrouter fake_openrouter core observability ignore_client
 	.venv/bin/lint-imports
 
 bench: venv services
