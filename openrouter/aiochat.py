@@ -219,6 +219,9 @@ class LoopOpenRouterClient(OpenRouterClient):
         except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             self._mark_sent(ctx, sent, called)
             return ctx.call(kind="reset", message=f"connection closed before a response: {exc}")
+        except httpx.HTTPError as exc:  # the request could not be made (a local protocol error)
+            self._mark_sent(ctx, sent, called)
+            return ctx.call(kind="connect", message=f"request could not be sent: {type(exc).__name__}: {exc}")
         self._mark_sent(ctx, sent, called)
         limits = _Limits.of(ctx, ttft_limit_s, total_timeout_s)
         try:
