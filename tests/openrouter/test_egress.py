@@ -132,3 +132,72 @@ def test_a_proxy_that_refuses_is_an_answer_from_the_proxy_not_a_crash(
     clean_env.setenv("HTTP_PROXY", proxy.url)
     with OpenRouterClient(base_url=sim.base_url) as client, pytest.raises(DiscoveryError, match="HTTP 403"):
         client.list_endpoints(MODEL)
+
+
+class TLSServer:
+    """A real HTTPS server on 127.0.0.1 (a certificate of ``ca``) answering every request on
+    a connection with one streamed chat reply."""
+
+    REPLY_BODY = (b'data: {"id":"gen-1","choices":[{"index":0,"delta":{"content":"Hello"}}]}\n\n'
+                  b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],'
+                  b'"usage":{"prompt_tokens":3,"completion_tokens":1}}\n\ndata: [DONE]\n\n')
+
+    def __init__(self, ca) -> None:  # type: ignore[no-untyped-def]
+        import socketserver
+        import ssl
+        import threading
+
+        from tests.openrouter.scripted import read_request
+
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ca.issue_cert("127.0.0.1").configure_cert(context)
+        reply = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n"
+                 % len(self.REPLY_BODY) + self.REPLY_BODY)
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                try:
+                    with context.wrap_socket(self.request, server_side=True) as tls:
+                        while read_request(tls):
+                            tls.sendall(reply)
+                except (OSError, ssl.SSLError):
+                    pass
+
+        class Server(socketserver.ThreadingTCPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+
+        self._server = Server(("127.0.0.1", 0), Handler)
+        self.base_url = f"https://127.0.0.1:{self._server.server_address[1]}/api/v1"
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def test_https_targets_are_tunnelled_through_https_proxy_with_connect(
+        clean_env: pytest.MonkeyPatch, proxy: ForwardProxy, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # OpenRouter is https://: behind an egress proxy every request is a CONNECT tunnel.
+    import trustme
+
+    ca = trustme.CA()
+    ca_file = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    server = TLSServer(ca)
+    clean_env.setenv("SSL_CERT_FILE", str(ca_file))  # httpx's trust store for this test
+    clean_env.setenv("HTTPS_PROXY", proxy.url)
+    body = json.dumps({"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "Hi"}]}).encode()
+    upstream = Upstream(default_base_url=server.base_url)
+    try:
+        outcome = upstream.attempt(route("alpha"), body, AttemptTimes(timeout_s=5.0, first_token_s=5.0), idle_s=5.0)
+        with LoopOpenRouterClient(base_url=server.base_url) as client:
+            call = client.chat_pinned(MODEL, "alpha/fp8", [{"role": "user", "content": "Hi"}], max_tokens=8,
+                                      stream=True, ttft_limit_s=5.0, total_timeout_s=10.0)
+    finally:
+        upstream.close()
+        server.close()
+    assert outcome.answer is not None and outcome.answer.content == "Hello", outcome
+    assert call.outcome == "completed" and call.reply is not None and call.reply.content == "Hello", call
+    host = server.base_url.split("/")[2]
+    assert proxy.seen == [f"CONNECT {host}"] * 2  # one tunnel per client, the request inside it
