@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import itertools
 import os
 import threading
 import weakref
@@ -104,8 +105,9 @@ class LoopOpenRouterClient(OpenRouterClient):
         super().__init__(*args, **kwargs)
         self._loop_streams = not self.transport_injected
         self._runner = EventLoopThread()
-        self._aclient: httpx.AsyncClient | None = None
+        self._aclients: list[httpx.AsyncClient] = []
         self._aclient_pid = 0
+        self._aturn = itertools.count()
         url = httpx.URL(f"{self.base_url}/chat/completions")
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"the base URL {self.base_url!r} is not http(s) with a host")
@@ -115,10 +117,10 @@ class LoopOpenRouterClient(OpenRouterClient):
 
     def close(self) -> None:
         super().close()
-        aclient, self._aclient = self._aclient, None
-        if aclient is not None and self._aclient_pid == os.getpid():
+        aclients, self._aclients = self._aclients, []
+        if aclients and self._aclient_pid == os.getpid():
             try:
-                self._runner.run(aclient.aclose(), 5.0)
+                self._runner.run(_aclose_all(aclients), 5.0)
             except (TimeoutError, RuntimeError):
                 pass
         self._runner.close()
@@ -160,22 +162,30 @@ class LoopOpenRouterClient(OpenRouterClient):
             return ctx.call(kind="timeout", message=f"no result from the event loop within {limit_s:.0f} s")
 
     def _aclient_get(self) -> httpx.AsyncClient:
-        """The loop's client (made on the loop, again in a forked child)."""
-        if self._aclient is None or self._aclient_pid != os.getpid():
+        """The next of the loop's clients, in turn (made on the loop, again in a forked
+        child). Several, as for the sync client: httpcore's pool scans every request
+        against every connection it holds whenever a request starts or ends, which with a
+        worker's hundreds of probes in one pool was most of the loop's time and queued
+        probes for seconds before sending (bench/round_scale.py, 2026-12-03)."""
+        if not self._aclients or self._aclient_pid != os.getpid():
             ssl_context = httpx.create_ssl_context()
-            limits = httpx.Limits(max_connections=self.max_connections, max_keepalive_connections=self.max_connections)
-            self._aclient = httpx.AsyncClient(
-                headers={**self.headers, "Accept": "text/event-stream", "Cache-Control": "no-store",
-                         "Content-Type": "application/json"},
-                transport=AsyncEgressTransport(
-                    lambda proxy: httpx.AsyncHTTPTransport(retries=0, verify=ssl_context, limits=limits, proxy=proxy),
-                    self.proxy_rule,
-                ),
-                follow_redirects=False,
-                cookies=NoCookies(),
-            )
+            per_shard = max(1, self.max_connections // self.pool_shards)
+            limits = httpx.Limits(max_connections=per_shard, max_keepalive_connections=per_shard)
+            self._aclients = [self._aclient_new(ssl_context, limits) for _ in range(self.pool_shards)]
             self._aclient_pid = os.getpid()
-        return self._aclient
+        return self._aclients[next(self._aturn) % len(self._aclients)]
+
+    def _aclient_new(self, ssl_context: Any, limits: httpx.Limits) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            headers={**self.headers, "Accept": "text/event-stream", "Cache-Control": "no-store",
+                     "Content-Type": "application/json"},
+            transport=AsyncEgressTransport(
+                lambda proxy: httpx.AsyncHTTPTransport(retries=0, verify=ssl_context, limits=limits, proxy=proxy),
+                self.proxy_rule,
+            ),
+            follow_redirects=False,
+            cookies=NoCookies(),
+        )
 
     async def _stream(self, body: bytes, ctx: CallContext, called: float, ttft_limit_s: float,
                       total_timeout_s: float) -> Call:
@@ -349,6 +359,11 @@ class _Limits:
         sent_at = asyncio.get_running_loop().time() - (ctx.clock() - ctx.start)
         total_at = sent_at + total_timeout_s
         return cls(min(sent_at + ttft_limit_s, total_at), total_at)
+
+
+async def _aclose_all(clients: list[httpx.AsyncClient]) -> None:
+    for client in clients:
+        await client.aclose()
 
 
 def _close_at_exit(ref: weakref.ref[LoopOpenRouterClient]) -> None:

@@ -151,6 +151,7 @@ class OpenRouterClient:
         # next one (no new TCP/TLS handshake inside its TTFT); idle ones close after 5 s
         # (httpx's keep-alive expiry).
         shards = 1 if transport is not None else max(1, pool_shards)
+        self.pool_shards = shards
         per_shard = max(1, max_connections // shards)
         ssl_context = httpx.create_ssl_context() if transport is None else None
         self._clients = [
