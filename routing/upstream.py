@@ -42,6 +42,7 @@ from openrouter.transport import (
     silence_label,
 )
 from openrouter.watched import WatchedTransport, sending
+from routing.answer_text import answer_text_checked
 from routing.deadline import AttemptTimes
 from routing.failures import Signal
 from routing.selection import RouteProfile
@@ -305,7 +306,11 @@ class Upstream:
             signal = Signal("error_body", output_seen=parsed.output_seen, http_status=status, error=parsed.error,
                             retry_after_s=retry_after, message=parsed.error.message or "error in body")
             return AttemptOutcome(None, signal, status, latency, None, usage=parsed.usage)
-        return AttemptOutcome(parsed.answer(), None, status, latency, None, usage=parsed.usage)
+        answer, problem = answer_text_checked(parsed.answer())
+        if problem is not None:
+            return AttemptOutcome(None, Signal("invalid_body", output_seen=parsed.output_seen, http_status=status, message=problem),
+                                  status, latency, None, usage=parsed.usage)
+        return AttemptOutcome(answer, None, status, latency, None, usage=parsed.usage)
 
 
 class Alarms:
@@ -459,4 +464,7 @@ class LiveAttempt:
             kind = "no_finish" if stream.done else "reset"
             return self._failed(kind, "stream ended without a finish reason")
         status = response.status_code
-        return AttemptOutcome(stream.answer(self.ttft_ms), None, status, self.elapsed_ms(), self.ttft_ms, usage=stream.usage)
+        answer, problem = answer_text_checked(stream.answer(self.ttft_ms))
+        if problem is not None:
+            return self._failed("invalid_body", problem)
+        return AttemptOutcome(answer, None, status, self.elapsed_ms(), self.ttft_ms, usage=stream.usage)
