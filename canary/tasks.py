@@ -26,6 +26,7 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from canary.models import Round
+from canary.services.confirmation import confirmation_run, suspects_sweep_now
 from canary.services.notifications import notification_send
 from canary.services.rounds import (
     DuplicateRound,
@@ -119,3 +120,23 @@ def rounds_sweep_task() -> list[int]:
     """Finalise every round past its time budget (the beat runs it every
     ``ROUND_SWEEP_S`` seconds); returns the ids finalised."""
     return rounds_overdue_finalize(timezone.now())
+
+
+@shared_task(acks_late=True)
+def live_sweep_task() -> dict[str, Any]:
+    """The live evidence sweep (the beat runs it every ``LIVE_SWEEP_S`` seconds):
+    new suspects, finished confirmations, due confirmation rounds started."""
+    report = suspects_sweep_now(lambda round_id: confirmation_round_task.delay(round_id))
+    return {"status": "locked"} if report is None else {"status": "done", **report.__dict__}
+
+
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=PROBE_SOFT_TIME_LIMIT_S,
+    time_limit=PROBE_TIME_LIMIT_S,
+)
+def confirmation_round_task(round_id: int) -> str:
+    """Run and finalise one confirmation round (the overdue sweep finalises it if this
+    worker dies)."""
+    return "finalized" if confirmation_run(round_id) is not None else "not running"

@@ -23,6 +23,7 @@ from routing.contracts import Contract
 from routing.deadline import AttemptTimes, Deadline
 from routing.failures import Failure, FailureClass, Signal, classify, validation_failure
 from routing.gateway_result import AttemptRecord, EventSink, GatewayResult
+from routing.live_feed import demote
 from routing.request_check import caused_by_request
 from routing.request_shape import attempt_cost, new_id, route_body
 from routing.selection import RequestNeeds, RouteProfile, candidates
@@ -48,6 +49,8 @@ class GatewayParts(Protocol):
     def pool(self) -> ThreadPoolExecutor: ...
 
     def ignored_for(self, model_id: str) -> frozenset[str]: ...
+
+    def demoted_for(self, model_id: str) -> frozenset[str]: ...
 
 
 @dataclass
@@ -123,6 +126,7 @@ class RequestRun:
             message=message,
             retry_after_s=retry_after_s,
             rejected_routes=dict(self.rejected),
+            language=self.language,
         )
 
     def eligible(self) -> list[RouteProfile]:
@@ -140,7 +144,9 @@ class RequestRun:
             min_structured_honoured=self.gw.min_structured_honoured,
         )
         self.rejected.update(rejected)
-        return ranked
+        # Live suspects come after their peers (docs/live-evidence.md, "Soft demotion").
+        demoted = frozenset().union(*(self.gw.demoted_for(m) for m in models)) if models else frozenset()
+        return demote(ranked, demoted)
 
     def claim(self, routes: Sequence[RouteProfile]) -> tuple[RouteProfile | None, Permit | None, list[int]]:
         """The first route whose breaker lets a call through now, with its permit; also the
