@@ -12,7 +12,9 @@ Two detectors, per model, over one sliding window of the gateway's check verdict
   one-sided exact two-proportion test (Fisher's, the hypergeometric tail), at the
   declared false-alarm rate ``alpha`` per (endpoint, check, window), and only with at
   least ``min_volume`` judged replies on the endpoint, ``min_peer_volume`` on its
-  peers from ``min_peers`` peer endpoints, and a failure share at least ``min_excess``
+  peers from at least ``min_peers`` peer endpoints (one is enough for the pooled test;
+  a gateway sends most traffic to its best route, so often only the fallback has
+  volume), and a failure share at least ``min_excess``
   above the peers' (a significant but tiny difference is not worth a round);
 - **consecutive**: ``consecutive`` commit-point failures in a row on the endpoint
   (nothing passed between), unless its peers fail the same check at least
@@ -76,7 +78,7 @@ class RuleSettings:
     alpha: float = 1e-6
     min_volume: int = 20
     min_peer_volume: int = 20
-    min_peers: int = 2
+    min_peers: int = 1
     min_excess: float = 0.05
     consecutive: int = 5
     consecutive_peer_max: float = 0.2

@@ -25,6 +25,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
@@ -39,7 +40,7 @@ from canary.services.client import openrouter_client
 from canary.services.notifications import notification_create
 from canary.services.probes_run import ProbeJob, endpoint_probes_run
 from canary.services.quarantine import model_config_get
-from canary.services.rounds import round_finalize, round_language
+from canary.services.rounds import round_finalize, round_language, spend_today_usd
 from canary.terms import Action, Outcome
 from openrouter.client import OpenRouterClient
 
@@ -115,8 +116,8 @@ def _audit(model_id: str, endpoint: Endpoint | None, action: str, reason: str, e
 def confirmation_open(model_id: str, tag: str, state: SuspectState, now: datetime) -> Round | None:
     """Open a confirmation round of ``tag`` (a ``Round`` of trigger ``confirmation`` with
     that one endpoint and the suspect's live evidence), or None when a round of the
-    model is still running (it waits: rounds never overlap for one endpoint) or the
-    endpoint is unknown. The model's config row is locked while looking and creating,
+    model is still running (it waits: rounds never overlap for one endpoint), the
+    model's daily spend cap is reached (it waits too), or the endpoint is unknown. The model's config row is locked while looking and creating,
     so two sweeps cannot open two."""
     endpoint = Endpoint.objects.filter(model_id=model_id, tag=tag).first()
     if endpoint is None:
@@ -125,6 +126,10 @@ def confirmation_open(model_id: str, tag: str, state: SuspectState, now: datetim
     with transaction.atomic():
         config = ModelConfig.objects.select_for_update().get(model_id=model_id)
         if Round.objects.filter(model_id=model_id, status__in=(Round.Status.RUNNING, Round.Status.FINALIZING)).exists():
+            return None
+        cap = Decimal(str(settings.CANARY_DAILY_SPEND_CAP_USD))
+        if cap > 0 and spend_today_usd(model_id, now) >= cap:
+            log.warning("confirmation of %s waits: the daily spend cap of %s is reached", tag, model_id)
             return None
         language = state.language or round_language(now, list(settings.CANARY_LANGUAGES))
         return Round.objects.create(

@@ -45,8 +45,10 @@ def test_a_significant_but_tiny_excess_is_not_worth_a_round():
     assert suspects_find(counts, {}, RULE) == []
 
 
-def test_one_peer_is_not_enough_for_the_rate_detector():
-    assert suspects_find(window(x_fp8=(40, 40), a_fp8=(60, 0)), {}, RULE) == []
+def test_the_rate_detector_needs_a_peer_with_volume():
+    assert suspects_find(window(x_fp8=(40, 40), a_fp8=(19, 0)), {}, RULE) == []
+    assert [s.tag for s in suspects_find(window(x_fp8=(40, 40), a_fp8=(20, 0)), {}, RULE)] == ["x/fp8"]
+    assert suspects_find(window(x_fp8=(40, 40), a_fp8=(60, 0)), {}, RuleSettings(min_peers=2)) == []
 
 
 def test_consecutive_commit_point_failures_make_a_suspect_unless_the_peers_fail_the_same_check():
