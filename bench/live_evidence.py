@@ -178,6 +178,34 @@ def demoted_requests(rows: list[dict[str, Any]], log: list[tuple[float, frozense
     return count
 
 
+def gateway_flush_wait() -> None:
+    time.sleep(3)  # the web workers write attempt events in the background
+
+
+def bad_attempts(since: float, until: float) -> dict[str, int]:
+    """The bad host's attempts between the change and its suspension, by status."""
+    from datetime import UTC, datetime
+
+    from django.db.models import Count
+
+    from routing.models import AttemptEvent
+
+    rows = (AttemptEvent.objects.filter(route=BAD, started_at__gte=datetime.fromtimestamp(since, UTC),
+                                        started_at__lte=datetime.fromtimestamp(until, UTC))
+            .values_list("status").annotate(n=Count("id")))
+    return dict(rows)
+
+
+def milestones(since: float) -> str:
+    """Seconds from the change to the live decisions and the suspension on the bad host."""
+    from canary.models import Decision
+
+    out = []
+    for d in Decision.objects.filter(endpoint__tag=f"{BAD}/fp8").order_by("created_at", "id"):
+        out.append(f"{d.action} +{d.created_at.timestamp() - since:.0f} s")
+    return ", ".join(out) or "none"
+
+
 def defective(text: str) -> bool:
     return any(text.lstrip().startswith(j) for j in JUNK)
 
@@ -268,6 +296,8 @@ def main() -> None:  # noqa: PLR0915 - one bench, told top to bottom
         until = suspended_at or time.time()
         meanwhile = [r for r in rows if r["t"] <= until]
         served_bad = sum(1 for r in meanwhile if r["route"] == BAD)
+        gateway_flush_wait()
+        attempts = bad_attempts(bad_at, until)
         defects = sum(1 for r in rows if defective(r["text"]))
         healthy = set(HOSTS) - {BAD}
         lost = demoted_requests(traffic.since(0), demoted_log, healthy)
@@ -277,12 +307,14 @@ def main() -> None:  # noqa: PLR0915 - one bench, told top to bottom
             print(f"time from bad to suspended: not within {args.bad_max_s:.0f} s")
         else:
             print(f"time from bad to suspended: {suspended_at - bad_at:.0f} s")
-        print(f"replies the bad host served meanwhile: {served_bad}; reached a client with the defect: {defects}; "
+        print(f"milestones after the change: {milestones(bad_at)}")
+        print(f"replies the bad host served meanwhile: {sum(attempts.values())} attempts {attempts}, "
+              f"{served_bad} of them the reply a client got; reached a client with the defect: {defects}; "
               f"good replies lost to demotion (requests while a healthy host was demoted): {lost}")
 
         # -- 2. healthy, 3. storm
         suspended_healthy: set[str] = set()
-        for name, world in (("healthy", fleet()), ("storm", fleet(storm=True))):
+        for name, world in (("healthy", fleet()), ("storm", fleet(storm=True))) if args.phase_s > 0 else ():
             fleet_path.write_text(json.dumps(world))
             reset_state(card)
             demoted_log.clear()
@@ -299,7 +331,10 @@ def main() -> None:  # noqa: PLR0915 - one bench, told top to bottom
             print(f"{name} phase: {time.time() - start:.0f} s, {len(rows)} requests, {ok} answered 200, "
                   f"suspects demoted: {suspects or 'none'}, requests while one was: {lost}")
         stop.set()
-        print(f"healthy suspended: {len(suspended_healthy)}{' ' + str(sorted(suspended_healthy)) if suspended_healthy else ''}")
+        if args.phase_s <= 0:
+            print("healthy phases: not run (--phase-s 0)")
+        else:
+            print(f"healthy suspended: {len(suspended_healthy)}{' ' + str(sorted(suspended_healthy)) if suspended_healthy else ''}")
         from canary.models import Decision, Round
 
         actions = ("live_suspect", "live_convicted", "live_cleared", "suspended")
