@@ -5,11 +5,11 @@ the fleet matrix. Redis away: the pages say so and show the canary's side alone.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import redis
+from django.db.models import Count, Q
 
 from canary.live.store import scorecard_get
 from canary.models import Endpoint, ProbeResult
@@ -32,14 +32,13 @@ def endpoint_live(endpoint: Endpoint, now: datetime) -> dict[str, Any]:
     The canary side counts probe verdicts (first samples, pass or fail) per probe kind
     over the last day; the live side the gateway's verdicts per check in the window."""
     since = now - CANARY_SIDE
-    canary: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for kind, verdict in ProbeResult.objects.filter(
-        endpoint=endpoint, sample=0, created_at__gte=since, verdict__in=(Verdict.PASS, Verdict.FAIL),
-    ).values_list("kind", "verdict"):
-        canary[kind][0] += 1
-        canary[kind][1] += verdict == Verdict.FAIL
+    canary = (
+        ProbeResult.objects.filter(endpoint=endpoint, sample=0, created_at__gte=since,
+                                   verdict__in=(Verdict.PASS, Verdict.FAIL))
+        .values("kind").annotate(n=Count("id"), failed=Count("id", filter=Q(verdict=Verdict.FAIL))).order_by("kind")
+    )
     out: dict[str, Any] = {
-        "canary": [{"check": k, **_rate(n, f)} for k, (n, f) in sorted(canary.items())],
+        "canary": [{"check": row["kind"], **_rate(row["n"], row["failed"])} for row in canary],
         "canary_since": since, "live": [], "live_since": None, "window_s": None, "suspect": None, "live_up": True,
     }
     try:
