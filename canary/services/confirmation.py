@@ -113,6 +113,13 @@ def _audit(model_id: str, endpoint: Endpoint | None, action: str, reason: str, e
     return audit
 
 
+def confirmation_running(model_id: str) -> bool:
+    """Is a confirmation round of ``model_id`` running (or finalising)? A scheduled round
+    waits for it."""
+    return Round.objects.filter(model_id=model_id, trigger=Round.Triggers.CONFIRMATION,
+                                status__in=(Round.Status.RUNNING, Round.Status.FINALIZING)).exists()
+
+
 def confirmation_open(model_id: str, tag: str, state: SuspectState, now: datetime) -> Round | None:
     """Open a confirmation round of ``tag`` (a ``Round`` of trigger ``confirmation`` with
     that one endpoint and the suspect's live evidence), or None when a round of the

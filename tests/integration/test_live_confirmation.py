@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import redis
+from celery.exceptions import Retry
 from django.conf import settings
 
 from canary.live.rule import RuleSettings
@@ -19,6 +20,7 @@ from canary.services.client import openrouter_client
 from canary.services.confirmation import confirmation_run, suspects_sweep
 from canary.services.quarantine import mode_set
 from canary.services.rounds import endpoints_sync
+from canary.tasks import round_start_task
 from tests.routing.conftest import MODEL, endpoint, fleet
 
 pytestmark = pytest.mark.django_db
@@ -130,3 +132,13 @@ def test_the_floor_holds_in_a_confirmation_round(start_sim, use_sim, card, setti
     second = sweep(card, T0 + timedelta(seconds=10 + GAP_S))
     er = Round.objects.get(pk=second.opened[0]).endpoint_rounds.get()
     assert (er.outcome, er.action) == ("fail", "floor_blocked")
+
+
+def test_a_scheduled_round_waits_while_a_confirmation_round_of_its_model_runs(start_sim, use_sim):
+    world(start_sim, use_sim, {})
+    alpha = Endpoint.objects.get(tag="alpha/fp8")
+    Round.objects.create(model_id=MODEL, language="en", started_at=T0, status=Round.Status.RUNNING,
+                         trigger=Round.Triggers.CONFIRMATION, endpoint=alpha)
+    with pytest.raises(Retry):
+        round_start_task(MODEL, T0.isoformat())
+    assert not Round.objects.filter(model_id=MODEL, trigger=Round.Triggers.SCHEDULE).exists()
