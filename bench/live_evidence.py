@@ -275,6 +275,7 @@ def main() -> None:  # noqa: PLR0915 - one bench, told top to bottom
                 stdout=subprocess.DEVNULL, stderr=(logs / f"{name}.log").open("wb")))
         url = f"http://127.0.0.1:{port}/v1/chat/completions"
         wait_http(url, web, "gunicorn")
+        print(f"web app at http://127.0.0.1:{port}/ (its staff pages show the live evidence while the bench runs)")
         traffic = Traffic(url, {"Authorization": f"Bearer {token}", "X-Routing-Contract": "bench-live@1"}, args.rps)
         stop = threading.Event()
         demoted_log: list[tuple[float, frozenset[str]]] = []
