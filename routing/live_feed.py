@@ -20,6 +20,7 @@ from typing import Any
 
 from canary.live.scorecard import AttemptVerdicts
 from routing.gateway_result import AttemptRecord, EventSink, GatewayResult
+from routing.live_checks import ANSWER_CHECKS, PREFIX_CANDIDATES, REPLY_CHECKS
 from routing.selection import RouteProfile
 
 log = logging.getLogger(__name__)
@@ -30,6 +31,13 @@ REQUEST_CAUSED_STATUSES = frozenset({400, 422})
 REQUEST_CAUSED_REASONS = frozenset({"truncated_by_max_tokens"})
 _STAGES = ("prefix.", "post.", "answer.")
 _COMMIT_STAGES = ("prefix.", "answer.")
+# Checks whose fail only informs (it rejects nothing): they count in the window, never in
+# the run of commit-point failures.
+EVIDENCE_ONLY = frozenset(c.name for c in (*PREFIX_CANDIDATES, *REPLY_CHECKS, *ANSWER_CHECKS) if not c.blocks)
+
+
+def _blocking(name: str) -> bool:
+    return name.split(".", 1)[-1] not in EVIDENCE_ONLY
 
 
 def attempt_verdicts(record: AttemptRecord, route: RouteProfile | None, language: str | None) -> AttemptVerdicts | None:
@@ -46,12 +54,12 @@ def attempt_verdicts(record: AttemptRecord, route: RouteProfile | None, language
     for name, verdict in record.checks.items():
         if name.startswith(_STAGES) and verdict in ("pass", "fail"):
             checks[name] = verdict == "pass"
-    check_failed = any(not ok for ok in checks.values())
+    check_failed = any(not ok for name, ok in checks.items() if _blocking(name))
     if record.status == "accepted":
         checks["validation"] = True
     elif record.status == "rejected" and record.failure_reason == "validation" and not check_failed:
         checks["validation"] = False
-    commit = {k: ok for k, ok in checks.items() if k.startswith(_COMMIT_STAGES)}
+    commit = {k: ok for k, ok in checks.items() if k.startswith(_COMMIT_STAGES) and _blocking(k)}
     commit_failed: bool | None = None
     commit_check = ""
     if commit:

@@ -47,6 +47,12 @@ def test_a_judged_attempt_counts_its_checks_and_its_validation():
     assert (rejected.commit_failed, rejected.commit_check) == (True, "prefix.leading_garbage")
 
 
+def test_an_evidence_only_check_counts_in_the_window_but_never_breaks_the_commit_point():
+    got = attempt_verdicts(record(checks={"answer.leading_garbage": "pass", "answer.refusal": "fail"}), route("alpha"), None)
+    assert got is not None and got.checks["answer.refusal"] is False
+    assert (got.commit_failed, got.checks["validation"]) == (False, True)
+
+
 @pytest.mark.parametrize("rec", [
     record("cancelled", checks={"prefix.leading_garbage": "pass"}),  # client gone or hedge loser
     record("failed", http_status=400),  # the request was refused for itself
