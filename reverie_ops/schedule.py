@@ -18,12 +18,21 @@ ROUND_EXPIRES_S = 25 * 60
 # How often (s) the beat sweeps for rounds past their budget: finalisation is then late
 # by at most this much when the worker holding a round's budget timer died.
 ROUND_SWEEP_S = 10.0
+# How often (s) the live evidence sweep looks for suspects and due confirmation rounds:
+# a new suspect's first round starts within this much (docs/live-evidence.md).
+LIVE_SWEEP_S = 5.0
 
 
 def canary_beat_schedule(models: Iterable[str]) -> dict[str, dict[str, Any]]:
     """``CELERY_BEAT_SCHEDULE`` entries ``canary-round:<model>`` for each model id, and
-    ``canary-rounds-sweep`` (rounds past their budget finalised, every ``ROUND_SWEEP_S``)."""
+    ``canary-rounds-sweep`` (rounds past their budget finalised, every ``ROUND_SWEEP_S``),
+    ``canary-live-sweep`` (live suspects and their confirmation rounds, every ``LIVE_SWEEP_S``)."""
     sweep = {
+        "canary-live-sweep": {
+            "task": "canary.tasks.live_sweep_task",
+            "schedule": LIVE_SWEEP_S,
+            "options": {"expires": LIVE_SWEEP_S, "expire_seconds": int(LIVE_SWEEP_S)},
+        },
         "canary-rounds-sweep": {
             "task": "canary.tasks.rounds_sweep_task",
             "schedule": ROUND_SWEEP_S,

@@ -181,6 +181,8 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
+# One time format on every admin page (reverie_ops/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["reverie_ops.formats"]
 USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
@@ -305,6 +307,18 @@ CANARY_RATE_LIMIT_REDIS = env.bool("CANARY_RATE_LIMIT_REDIS", default=False)
 # one model's round over more workers. Ten keeps a typical model (10 to 25 endpoints) on
 # two or three tasks.
 CANARY_ENDPOINTS_PER_TASK = positive("CANARY_ENDPOINTS_PER_TASK", env.int("CANARY_ENDPOINTS_PER_TASK", default=10))
+# --- Live evidence (docs/live-evidence.md) ---------------------------------------------
+# The gateway's verdicts in a sliding window (s) per endpoint; the suspect rule's
+# declared false-alarm rate per (endpoint, check, window) and its minimum volume; the
+# confirmation rounds a suspect earns (the second after CANARY_CONFIRM_GAP_S s if the
+# first failed), at most CANARY_CONFIRM_MAX per suspicion.
+CANARY_LIVE_WINDOW_S = positive("CANARY_LIVE_WINDOW_S", env.int("CANARY_LIVE_WINDOW_S", default=600))
+CANARY_LIVE_ALPHA = env.float("CANARY_LIVE_ALPHA", default=1e-6)
+CANARY_LIVE_MIN_VOLUME = positive("CANARY_LIVE_MIN_VOLUME", env.int("CANARY_LIVE_MIN_VOLUME", default=20))
+CANARY_LIVE_CONSECUTIVE = env.int("CANARY_LIVE_CONSECUTIVE", default=5)
+CANARY_LIVE_PREFIX = env.str("CANARY_LIVE_PREFIX", default="live")
+CANARY_CONFIRM_GAP_S = positive("CANARY_CONFIRM_GAP_S", env.int("CANARY_CONFIRM_GAP_S", default=300))
+CANARY_CONFIRM_MAX = positive("CANARY_CONFIRM_MAX", env.int("CANARY_CONFIRM_MAX", default=3))
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     # An unacknowledged probe of a dead worker is redelivered after this long (s). It
     # must leave the redelivered probes time to run inside the round's budget:

@@ -22,6 +22,7 @@ from typing import Any
 from routing.attempt_chain import AttemptChain
 from routing.breaker import BreakerStore
 from routing.contracts import Contract
+from routing.conversation_language import expected_language
 from routing.deadline import Deadline
 from routing.gateway_result import EventSink, GatewayResult
 from routing.request_check import RequestInvalid, caller_max_tokens, check_request
@@ -43,7 +44,8 @@ class Gateway:
     disables breakers, for pure tests); ``upstream``: the HTTP path; ``clock``: monotonic
     seconds; ``wall``: epoch seconds (breaker times shared across processes); ``sleep``;
     ``rng``: backoff jitter; ``ignored(model_id)``: lower-cased tags/slugs on the ignore
-    list; ``sink``: receives every ``GatewayResult``; ``pool``: threads for hedges.
+    list; ``sink``: receives every ``GatewayResult``; ``pool``: threads for hedges;
+    ``demoted(model_id)``: lower-cased tags of live suspects (ranked after their peers).
     """
 
     def __init__(
@@ -60,6 +62,7 @@ class Gateway:
         sink: EventSink | None = None,
         min_structured_honoured: float = DEFAULT_MIN_STRUCTURED_HONOURED,
         pool: ThreadPoolExecutor | None = None,
+        demoted: Callable[[str], frozenset[str]] | None = None,
     ) -> None:
         self.routes = routes
         self.upstream = upstream
@@ -72,6 +75,7 @@ class Gateway:
         self.sink = sink
         self.min_structured_honoured = min_structured_honoured
         self._pool = pool
+        self.demoted = demoted
         self._pool_lock = threading.Lock()
 
     # ------------------------------------------------------------------ entry point
@@ -87,8 +91,10 @@ class Gateway:
         without side effects: a committed stream cannot be replayed from the ledger) the
         result may be ``"streaming"``: the held prefix passed the pre-commit checks
         and ``result.committed`` passes the rest on; its final result is emitted when the
-        stream ends. ``language`` (ISO 639-1) is the language the prefix must be in
-        (default: the contract's ``expected_language``).
+        stream ends. ``language`` (ISO 639-1, the ``X-Expected-Language`` header) is the
+        language the reply must be in; without it the contract's ``expected_language``,
+        else the conversation's (``routing.conversation_language``), else none (the
+        reply is checked for mixing only).
         """
         deadline = Deadline(contract.deadline_s, self.clock)
         started_wall = self.wall()
@@ -103,7 +109,8 @@ class Gateway:
         run = AttemptChain(self, contract, deadline, needs, base, client_provider, op, started_wall)
         run.model = model
         run.live = stream and contract.stream_commit.prefix and not contract.side_effects
-        run.language = language or contract.expected_language
+        expected = expected_language(language, contract.expected_language, messages)
+        run.language, run.language_source = expected.language, expected.source
         run.request_text = canonical_json(messages)
         run.client_max_tokens = caller_max_tokens(body)
         result = run.execute()
@@ -142,3 +149,7 @@ class Gateway:
 
     def ignored_for(self, model_id: str) -> frozenset[str]:
         return self.ignored(model_id) if self.ignored is not None else frozenset()
+
+    def demoted_for(self, model_id: str) -> frozenset[str]:
+        """Lower-cased tags of ``model_id``'s live suspects, ranked after their peers."""
+        return self.demoted(model_id) if self.demoted is not None else frozenset()

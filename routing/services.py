@@ -41,6 +41,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from canary.judges import warm_up
+from canary.live.store import demoted_get, scorecard_get, scorecard_reset
 from canary.selectors import ignored_targets, structured_honour_rate
 from openrouter import egress
 from routing.breaker import BreakerConfig, BreakerStore
@@ -55,6 +56,7 @@ from routing.contracts import (
 from routing.events import BackgroundEventSink, DbEventSink
 from routing.gateway import Gateway
 from routing.gateway_result import EventSink
+from routing.live_feed import ScorecardSink
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
 from routing.request_check import BodyInvalid, RequestInvalid, body_check
 from routing.request_fields import request_fields_check
@@ -541,7 +543,8 @@ def gateway_get() -> Gateway:
                 proxy_rule=egress.rule(settings.OPENROUTER_PROXY_FROM_ENV),
             )
             events = BackgroundEventSink() if _setting("ROUTING_EVENTS_ASYNC", True) else DbEventSink()
-            sink: EventSink = events
+            # The live scorecard hears every attempt's verdicts (docs/live-evidence.md).
+            sink: EventSink = ScorecardSink(events, route_profiles, scorecard_get().record)
             for wrap in _sink_wrappers:
                 sink = wrap(sink, route_profiles)
             _gateway_events = events
@@ -554,6 +557,7 @@ def gateway_get() -> Gateway:
                 ignored=ignored_get,
                 sink=sink,
                 min_structured_honoured=float(_setting("ROUTING_MIN_STRUCTURED_HONOURED", DEFAULT_MIN_STRUCTURED_HONOURED)),
+                demoted=demoted_get,
             )
         return _gateway
 
@@ -576,6 +580,7 @@ def gateway_reset() -> None:
         _gateway = None
         _gateway_events = None
     routes_cache_clear()
+    scorecard_reset()
     with _contracts_lock:
         _contracts.clear()
 
