@@ -15,7 +15,13 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django_celery_beat.models import ClockedSchedule, CrontabSchedule, IntervalSchedule, PeriodicTask, PeriodicTasks
+from django_celery_beat.models import (
+    ClockedSchedule,
+    CrontabSchedule,
+    IntervalSchedule,
+    PeriodicTask,
+    PeriodicTasks,
+)
 from django_celery_beat.schedulers import DatabaseScheduler
 
 from reverie_ops.database import connection_problem, not_migrated_message
