@@ -9,6 +9,7 @@ metric the shipped Grafana dashboard queries present in what it scrapes.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -21,13 +22,15 @@ from tests.deploy.compose import ROOT
 from tests.deploy.stack import Stack, dashboard_metric_names, prometheus_targets, wait_for
 
 DASHBOARD = ROOT / "deploy" / "observability" / "grafana" / "dashboards" / "reverie-ops.json"
+FLEET = ROOT / "tests" / "fixtures" / "fleets" / "compose-stack.json"
 MODEL = "meta-llama/llama-3.3-70b-instruct"  # CANARY_MODEL in .env.example
 BROWSER_HOST = "localhost:8000"  # what a browser on the host sends to the published port
 # Gateway traffic per shipped contract that the default fleet's model can serve.
 MESSAGES = [{"role": "user", "content": "Tell the traveller, in two sentences, what waits beyond the gate."}]
-BOOKING_TOOLS = [{"type": "function", "function": {
-    "name": "book_room", "description": "Book a room",
-    "parameters": {"type": "object", "properties": {"nights": {"type": "integer"}}, "required": ["nights"]}}}]
+# The tool booking-agent@1 declares, as a backend would send it.
+BOOKING_TOOLS = [{"type": "function", "function": {"name": name, "parameters": schema}} for name, schema in next(
+    c for c in json.loads((ROOT / "routing" / "contract_files" / "workloads.json").read_text())
+    if c["name"] == "booking-agent")["tools"].items()]
 
 
 def maintenance_url() -> str:
@@ -56,7 +59,10 @@ def _up(stack: Stack) -> None:
     stack.wait_healthy("redis")
     migrate = stack.run("migrate")
     assert migrate.returncode == 0, migrate.stderr[-3000:]
-    stack.start("simulator")
+    # The staging simulator with a fleet of this test's (a fleet file is its configuration).
+    argv = stack.argv("simulator")
+    argv[argv.index("--fleet") + 1] = str(FLEET)
+    stack.start("simulator", argv)
     stack.start("web")
     stack.start("worker")
     stack.start("beat")
@@ -109,27 +115,58 @@ def _scheduled_round_completes(stack: Stack) -> None:
     assert wait_for(status, 240, "the scheduled round to end", every_s=2) == "completed", stack.tail("worker")
     probes = stack.sql("SELECT count(*) FROM canary_proberesult p JOIN canary_round r ON r.id = p.round_id "
                        "WHERE r.trigger = 'schedule'")[0][0]
-    assert probes >= 15 * 4, probes
+    assert probes >= 6 * 4, probes
 
 
-def _gateway_traffic(stack: Stack, token: str) -> None:
+# A contract of the operator's own (loaded like the shipped ones) whose deadline no
+# stalled route can meet: the dashboard's deadline panel has something to show.
+DEADLINE_CONTRACT = {"name": "stack-deadline", "version": 1, "workload": "text", "deadline_s": 2, "connect_s": 0.5,
+                     "generation_s": 1, "validation_s": 0.1, "max_attempts": 2, "max_fallbacks": 1}
+
+
+def _steer(stack: Stack, tags: list[str]) -> None:
+    """What an operator does in Routing > Routes: only these routes enabled, ranked in
+    this order (health equal, latency ascending); every web process re-reads its routes
+    within ROUTING_CACHE_S (5 s)."""
+    stack.sql("UPDATE routing_route SET enabled = false")
+    for rank, tag in enumerate(tags, start=1):
+        stack.sql("UPDATE routing_route SET enabled = true, health = 1, latency_ms = %s WHERE provider_tag = %s", rank, tag)
+    time.sleep(6)
+
+
+def _gateway_traffic(stack: Stack, token: str) -> list[tuple[str, str, int, str | None, str | None]]:
+    """Requests through the proxy that reach every outcome the dashboard charts: accepted
+    ones, a validation rejection and its fallback, an ambiguous failure (a stream broken
+    after its first bytes: a reset connection), a deadline exhausted. Returns (contract, routes, status, error code, message)."""
+    contracts = stack.tmp / "stack-contracts.json"
+    contracts.write_text(json.dumps([DEADLINE_CONTRACT]))
     _manage(stack, "routing_contracts_load", "routing/contract_files/workloads.json")
+    _manage(stack, "routing_contracts_load", str(contracts))
     _manage(stack, "routes_sync", "--model", MODEL, "--enable-new", "--model-class", "chat-70b")
     auth = {"Authorization": f"Bearer {token}", "Host": BROWSER_HOST}
-    calls = [
-        ("roleplay-reply@1", {"messages": MESSAGES, "max_tokens": 120, "stream": True}, {}),
-        ("roleplay-reply@1", {"messages": MESSAGES, "max_tokens": 120}, {}),
-        ("chapter-summary@1", {"messages": MESSAGES, "max_tokens": 120}, {}),
-        ("booking-agent@1", {"messages": MESSAGES, "max_tokens": 120, "tools": BOOKING_TOOLS},
-         {"Idempotency-Key": "stack-booking-1"}),
+    plan = [
+        (["steady/fp8", "spare/fp8"], "roleplay-reply@1", {"stream": True}, {}),
+        (["steady/fp8", "spare/fp8"], "roleplay-reply@1", {}, {}),
+        (["steady/fp8", "spare/fp8"], "booking-agent@1", {"tools": BOOKING_TOOLS}, {"Idempotency-Key": "stack-booking-1"}),
+        (["garbled/fp8", "steady/fp8"], "invoice-extract@1", {}, {}),
+        (["cutoff/fp8", "spare/fp8"], "roleplay-reply@1", {}, {}),
+        (["stalled/fp8", "sluggish/fp8"], "stack-deadline@1", {}, {}),
     ]
-    statuses = []
+    seen = []
     with httpx.Client(base_url=stack.proxy, timeout=120) as client:
-        for contract, body, headers in calls:
-            reply = client.post("/v1/chat/completions", json=body,
-                                headers={**auth, **headers, "X-Routing-Contract": contract})
-            statuses.append((contract, reply.status_code, reply.headers.get("x-routing-route")))
-    assert sum(status == 200 for _, status, _ in statuses) >= 3, statuses
+        for tags, contract, extra, headers in plan:
+            if not seen or seen[-1][1] != ",".join(tags):
+                _steer(stack, tags)
+            body = {"messages": MESSAGES, "max_tokens": 120, **extra}
+            reply = client.post("/v1/chat/completions", json=body, headers={**auth, **headers, "X-Routing-Contract": contract})
+            if extra.get("stream"):
+                assert reply.status_code == 200 and "data: [DONE]" in reply.text, reply.text[-500:]
+            error = {}
+            if reply.status_code != 200:
+                assert reply.headers["content-type"].startswith("application/json"), (reply.status_code, reply.text[:300])
+                error = reply.json()["error"]
+            seen.append((contract, ",".join(tags), reply.status_code, error.get("code"), error.get("message")))
+    return seen
 
 
 @pytest.mark.slow(240)
@@ -149,7 +186,8 @@ def test_compose_services_as_processes_serve_what_a_new_user_checks(stack: Stack
     assert metrics.status_code == 200, metrics.text[:300]
 
     _scheduled_round_completes(stack)
-    _gateway_traffic(stack, token)
+    statuses = _gateway_traffic(stack, token)
+    assert [status for _, _, status, *_ in statuses] == [200, 200, 200, 200, 200, 504], statuses
 
     prometheus = stack.start_prometheus(scrape_token)
     targets = wait_for(lambda: (t := prometheus_targets(prometheus)) and set(t.values()) == {"up"} and t, 60,
@@ -160,9 +198,9 @@ def test_compose_services_as_processes_serve_what_a_new_user_checks(stack: Stack
     web_text = httpx.get(f"{stack.base('web')}/metrics", headers={"Host": "web:8000", "Authorization": f"Bearer {scrape_token}"},
                          timeout=20).text
     worker_text = httpx.get(f"{stack.base('worker')}/metrics", timeout=20).text
-    exposed = set(re.findall(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{| )", web_text + "\n" + worker_text, flags=re.M))
+    # A sample, or (for what is read at scrape time, e.g. no suspension yet) its TYPE line.
+    exposed = set(re.findall(r"^(?:# TYPE )?([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{| )", web_text + "\n" + worker_text, flags=re.M))
     wanted = dashboard_metric_names(DASHBOARD)
     assert len(wanted) >= 20
     missing = sorted(wanted - exposed)
     assert not missing, f"the dashboard queries {missing}, absent from /metrics after the traffic"
-    time.sleep(0)
