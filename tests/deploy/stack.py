@@ -162,6 +162,21 @@ class Stack:
         return subprocess.run(argv, cwd=ROOT, env=self.environment(service, **extra), capture_output=True,  # noqa: S603
                               text=True, timeout=timeout_s)
 
+    def manage(self, *args: str, **env: str) -> str:
+        """``docker compose run --rm web python manage.py ...``: its stdout (it must exit 0)."""
+        done = self.run("web", "python", "manage.py", *args, **env)
+        assert done.returncode == 0, f"manage.py {' '.join(args)}: {done.stderr[-2000:]}"
+        return done.stdout
+
+    def steer(self, tags: list[str]) -> None:
+        """What an operator does in Routing > Routes: only the routes of these endpoint
+        tags enabled, ranked in this order (health equal, latency ascending); every web
+        process re-reads its routes within ROUTING_CACHE_S (5 s), so this waits 6 s."""
+        self.sql("UPDATE routing_route SET enabled = false")
+        for rank, tag in enumerate(tags, start=1):
+            self.sql("UPDATE routing_route SET enabled = true, health = 1, latency_ms = %s WHERE provider_tag = %s", rank, tag)
+        time.sleep(6)
+
     def start_redis(self) -> None:
         """``redis``'s command (append-only file on) on its loopback port, its data here."""
         argv = shlex.split(compose()["services"]["redis"]["command"])
@@ -289,7 +304,7 @@ class Stack:
     def sql(self, query: str, *params: Any) -> list[tuple[Any, ...]]:
         url = self.admin_url.rsplit("/", 1)[0] + f"/{self.database}"
         with psycopg.connect(url, autocommit=True) as conn:
-            cur = conn.execute(query, params)  # type: ignore[call-overload]
+            cur = conn.execute(query, params)
             return cur.fetchall() if cur.description else []
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -73,15 +72,8 @@ def _up(stack: Stack) -> None:
     stack.wait_healthy("worker")
 
 
-def _manage(stack: Stack, *args: str, **env: str) -> str:
-    """``docker compose run --rm web python manage.py ...``: its stdout."""
-    done = stack.run("web", "python", "manage.py", *args, **env)
-    assert done.returncode == 0, f"manage.py {' '.join(args)}: {done.stderr[-2000:]}"
-    return done.stdout
-
-
 def _admin_login(stack: Stack) -> None:
-    _manage(stack, "createsuperuser", "--noinput", "--username", "ops", "--email", "ops@example.com",
+    stack.manage("createsuperuser", "--noinput", "--username", "ops", "--email", "ops@example.com",
             DJANGO_SUPERUSER_PASSWORD="a long and unguessable pass")
     with httpx.Client(base_url=stack.proxy, headers={"Host": BROWSER_HOST}, timeout=20) as browser:
         page = browser.get("/admin/login/?next=/admin/")
@@ -124,25 +116,15 @@ DEADLINE_CONTRACT = {"name": "stack-deadline", "version": 1, "workload": "text",
                      "generation_s": 1, "validation_s": 0.1, "max_attempts": 2, "max_fallbacks": 1}
 
 
-def _steer(stack: Stack, tags: list[str]) -> None:
-    """What an operator does in Routing > Routes: only these routes enabled, ranked in
-    this order (health equal, latency ascending); every web process re-reads its routes
-    within ROUTING_CACHE_S (5 s)."""
-    stack.sql("UPDATE routing_route SET enabled = false")
-    for rank, tag in enumerate(tags, start=1):
-        stack.sql("UPDATE routing_route SET enabled = true, health = 1, latency_ms = %s WHERE provider_tag = %s", rank, tag)
-    time.sleep(6)
-
-
 def _gateway_traffic(stack: Stack, token: str) -> list[tuple[str, str, int, str | None, str | None]]:
     """Requests through the proxy that reach every outcome the dashboard charts: accepted
     ones, a validation rejection and its fallback, an ambiguous failure (a stream broken
     after its first bytes: a reset connection), a deadline exhausted. Returns (contract, routes, status, error code, message)."""
     contracts = stack.tmp / "stack-contracts.json"
     contracts.write_text(json.dumps([DEADLINE_CONTRACT]))
-    _manage(stack, "routing_contracts_load", "routing/contract_files/workloads.json")
-    _manage(stack, "routing_contracts_load", str(contracts))
-    _manage(stack, "routes_sync", "--model", MODEL, "--enable-new", "--model-class", "chat-70b")
+    stack.manage("routing_contracts_load", "routing/contract_files/workloads.json")
+    stack.manage("routing_contracts_load", str(contracts))
+    stack.manage("routes_sync", "--model", MODEL, "--enable-new", "--model-class", "chat-70b")
     auth = {"Authorization": f"Bearer {token}", "Host": BROWSER_HOST}
     plan = [
         (["steady/fp8", "spare/fp8"], "roleplay-reply@1", {"stream": True}, {}),
@@ -156,7 +138,7 @@ def _gateway_traffic(stack: Stack, token: str) -> list[tuple[str, str, int, str 
     with httpx.Client(base_url=stack.proxy, timeout=120) as client:
         for tags, contract, extra, headers in plan:
             if not seen or seen[-1][1] != ",".join(tags):
-                _steer(stack, tags)
+                stack.steer(tags)
             body = {"messages": MESSAGES, "max_tokens": 120, **extra}
             reply = client.post("/v1/chat/completions", json=body, headers={**auth, **headers, "X-Routing-Contract": contract})
             if extra.get("stream"):
@@ -178,8 +160,8 @@ def test_compose_services_as_processes_serve_what_a_new_user_checks(stack: Stack
     health = httpx.get(f"{stack.proxy}/api/v1/health", headers={"Host": BROWSER_HOST}, timeout=10)
     assert health.status_code == 200 and health.json()["status"] == "ok"
 
-    token = _manage(stack, "service_token", "issue", "backend").strip().split()[-1]
-    scrape_token = _manage(stack, "service_token", "issue", "prometheus").strip().split()[-1]
+    token = stack.manage("service_token", "issue", "backend").strip().split()[-1]
+    scrape_token = stack.manage("service_token", "issue", "prometheus").strip().split()[-1]
     # /metrics as Prometheus asks for it inside the network: Host web:8000.
     metrics = httpx.get(f"{stack.base('web')}/metrics", headers={"Host": "web:8000", "Authorization": f"Bearer {scrape_token}"},
                         timeout=20)
