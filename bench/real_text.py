@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from canary.judges import warm_up  # noqa: E402 (path set above)
-from tests.real_text import JUDGES, Judged, Tally, cases, judge_all, tally  # noqa: E402
+from tests.real_text import JUDGES, Judged, Tally, cases, judge_all, refusal_fold, tally  # noqa: E402
 
 
 def _row(label: str, t: Tally) -> str:
@@ -30,13 +30,13 @@ def _row(label: str, t: Tally) -> str:
     caught = f"{t.caught / t.defects:6.1%}" if t.defects else "     -"
     partial = f"{t.partial_failed}/{t.partial}" if t.partial else "-"
     return (
-        f"  {label:<22} {t.clean:>6} {t.false_failures:>6} {rate}  {t.defects:>6} {t.misses:>6}"
+        f"  {label:<24} {t.clean:>6} {t.false_failures:>6} {rate}  {t.defects:>6} {t.misses:>6}"
         f" {caught}  {t.inconclusive:>7}  {partial:>7}  {t.confirmations:>7}"
     )
 
 
 _HEADER = (
-    f"  {'group':<22} {'clean':>6} {'false':>6} {'rate':>6}  {'defect':>6} {'missed':>6}"
+    f"  {'group':<24} {'clean':>6} {'false':>6} {'rate':>6}  {'defect':>6} {'missed':>6}"
     f" {'caught':>6}  {'inconcl':>7}  {'partial':>7}  {'confirm':>7}"
 )
 
@@ -66,9 +66,12 @@ def report(judged: list[Judged], judge: str, examples: int) -> None:
     for language in sorted(by_language):
         print(_row(f"lang {language}", by_language[language]))
     if judge == "refusal":
-        by_model = tally([j for j in mine if j.case.corpus == "xstest"], lambda c: c.model)
+        by_model = tally(mine, lambda c: f"{c.corpus} {c.model}" if c.model else c.corpus)
         for model in sorted(by_model):
-            print(_row(f"xstest {model}", by_model[model]))
+            print(_row(model, by_model[model]))
+        by_fold = tally([j for j in mine if j.case.corpus != "ntrex"], refusal_fold)
+        for fold in sorted(by_fold):
+            print(_row(f"answers {fold}", by_fold[fold]))
     print(_row("ALL", total))
     if examples:
         for title, items in (("false failures", total.worst_false), ("misses", total.worst_missed)):

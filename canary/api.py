@@ -18,13 +18,15 @@ from canary.exclusions import IGNORE_LIST_MAX_ENTRIES, provider_object
 from canary.selectors import watch_hint
 from canary.services.ignore_list import ignore_list_cached
 from canary.terms import Layer
+from core.health import health_report
 from core.identifiers import validate_model_id
+from core.shown import shown
 from core.tokens import service_token_verify
 
 
 def api_error(status: int, message: str) -> JsonResponse:
-    """The one error shape of the internal API."""
-    response = JsonResponse({"error": {"code": status, "message": message}}, status=status)
+    """The one error shape of the internal API; a long message is cut (``core.shown``)."""
+    response = JsonResponse({"error": {"code": status, "message": shown(message)}}, status=status)
     if status == 401:
         response["WWW-Authenticate"] = 'Bearer realm="reverie-ops"'
     return response
@@ -106,8 +108,18 @@ def _hint(model_id: str) -> dict[str, str]:
 
 @api_get
 def health_view(request: HttpRequest) -> JsonResponse:
-    """``GET /api/v1/health``: a trivial JSON view (liveness; the bench's baseline)."""
-    return JsonResponse({"status": "ok"})
+    """``GET /api/v1/health``: 200 ``{"status": "ok", "checks": {...}}`` when the database,
+    Redis and the broker answer; else 503 with ``Retry-After``, ``"down"`` naming each one
+    that does not and ``checks`` its reason, in the API's error shape too
+    (``core.health``; checked at most once a second per process)."""
+    report = health_report(settings.REDIS_URL, settings.CELERY_BROKER_URL)
+    if report.ok:
+        return JsonResponse({"status": "ok", "checks": report.checks})
+    message = "down: " + ", ".join(report.down)
+    response = JsonResponse({"status": "down", "down": report.down, "checks": report.checks,
+                             "error": {"code": 503, "message": message}}, status=503)
+    response["Retry-After"] = str(settings.DATABASE_UNAVAILABLE_RETRY_AFTER_S)
+    return response
 
 
 @api_get

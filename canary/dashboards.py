@@ -164,11 +164,13 @@ def observe_report_view(request: HttpRequest, site: admin.AdminSite) -> HttpResp
 
 
 def probe_health_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:
-    """Probe health: positive controls and weak-probe rounds; ``?model=``, ``?days=``."""
+    """Probe health: positive controls, weak-probe rounds and the per-check baselines
+    with their declared false-suspension rates; ``?model=``, ``?days=``."""
     _require(request, PERM_VIEW_ROUNDS)
     models, model = _model_choice(request)
     days = sel.clamp(request.GET.get("days"), 7, sel.DAYS_MAX)
-    data = sel.probe_health(model, timezone.now() - timedelta(days=days))
+    now = timezone.now()
+    data = {**sel.probe_health(model, now - timedelta(days=days)), **sel.probe_baselines(model, now)}
     return _render(
         request, site, "admin/canary/probe_health.html", "Probe health", {"models": models, "days": days, **data}
     )

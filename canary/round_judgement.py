@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from canary import judges
+from canary.baselines import Baseline, BaselineSettings, CheckDecision, check_decision
 from canary.probes import (
     CORRUPTION,
     LEADING_GARBAGE,
@@ -96,12 +97,65 @@ def _soften(j: Judgement, reason: str, **evidence: Any) -> Judgement:
     return Judgement(Verdict.INCONCLUSIVE, j.check, f"{reason}; was {j.verdict.value}: {j.reason}", {**j.evidence, **evidence, "raw_verdict": j.verdict.value})
 
 
+# An endpoint failing more than this share of its own samples is broken, not habitual:
+# it is left out of its peers' baseline (docs/baselines.md).
+BROKEN_SHARE = 0.5
+_BROKEN_MIN_SAMPLES = 4
+
+
+def peer_baseline(
+    kind: str,
+    tag: str,
+    samples: Mapping[str, Sequence[bool]],
+    settings: BaselineSettings,
+) -> Baseline:
+    """The baseline ``tag`` is judged against for ``kind``: its peers' pooled failures.
+
+    ``samples`` maps each endpoint tag to its judged samples of ``kind`` (True = failed),
+    history and this round together, already without suspended endpoints, positive
+    controls and frozen probes. Leaves out ``tag`` itself (a host is not its own
+    reference) and every peer failing more than ``BROKEN_SHARE`` of at least
+    ``_BROKEN_MIN_SAMPLES`` samples (a broken host is no model habit). Pass ``tag=""``
+    for the model's baseline as shown.
+    """
+    failures = trials = 0
+    for other, values in samples.items():
+        if other == tag or not values:
+            continue
+        share = sum(values) / len(values)
+        if len(values) >= _BROKEN_MIN_SAMPLES and share > BROKEN_SHARE:
+            continue
+        failures += sum(values)
+        trials += len(values)
+    return Baseline(kind, failures, trials, trials >= settings.min_volume)
+
+
+def decision_of(evidence: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
+    """The baseline decision stored for ``kind`` in an ``EndpointRound.evidence`` (the
+    check, its failures and samples, the baseline rate and volume, the P value, the
+    threshold and alpha, the reason), or None when the round decided no failure of it."""
+    found = evidence.get("baselines", {}).get(kind) if isinstance(evidence.get("baselines"), Mapping) else None
+    return dict(found) if isinstance(found, Mapping) else None
+
+
+def _decision_data(d: CheckDecision, baseline: Baseline) -> dict[str, Any]:
+    return {
+        "check": d.kind, "stands": d.stands, "failures": d.failures, "samples": d.samples,
+        "baseline_rate": round(d.rate, 4), "baseline_trials": baseline.trials,
+        "established": baseline.established, "p_value": d.p_value, "threshold": d.threshold,
+        "alpha": d.alpha, "reason": d.reason,
+    }
+
+
 def round_judge(
     by_endpoint: Mapping[str, Sequence[ProbeOutcome]],
     controls: Mapping[str, Sequence[str]],
     *,
     fleet_fail_share: float = 0.5,
     fleet_min_endpoints: int = 3,
+    history: Mapping[tuple[str, str], Sequence[bool]] | None = None,
+    peer_history: Mapping[tuple[str, str], Sequence[bool]] | None = None,
+    baseline_settings: BaselineSettings | None = None,
 ) -> RoundJudgement:
     """Turn a round's probe outcomes into final verdicts and outcomes.
 
@@ -110,6 +164,15 @@ def round_judge(
     verdict is the sample-0 outcome's judgement. Fleet attribution applies when more than
     ``fleet_fail_share`` of the endpoints judged on a prompt fail the same check there,
     and at least ``fleet_min_endpoints`` do.
+
+    With ``baseline_settings``, every remaining failure is held against the model's
+    baseline (``canary.baselines.check_decision``; docs/baselines.md): ``history`` maps
+    (tag, kind) to the endpoint's earlier judged samples, oldest first (True = failed),
+    without positive controls and frozen probes; ``peer_history`` the same without the
+    rounds an endpoint spent suspended, the pool of its peers' baseline (default:
+    ``history``). A failure that is
+    not improbable under its peers' rate becomes ``inconclusive``; every decision is kept
+    in the endpoint's evidence under ``baselines`` (read it with ``decision_of``).
     """
     result: dict[str, EndpointVerdicts] = {}
     for tag, outcomes in by_endpoint.items():
@@ -174,6 +237,11 @@ def round_judge(
                 ev = result[tag]
                 ev.final[kind] = _soften(ev.final[kind], "attributed to the fleet", fleet_rate=round(rate, 3))
 
+    decisions: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    if baseline_settings is not None:
+        own = history or {}
+        decisions = _baseline_decisions(result, controls, own, own if peer_history is None else peer_history, baseline_settings)
+
     for tag, ev in result.items():
         counted = {k: j for k, j in ev.final.items() if k not in controls.get(tag, ())}
         fails = [k for k, j in counted.items() if j.verdict == Verdict.FAIL]
@@ -196,7 +264,50 @@ def round_judge(
             "passed": passes,
             "controls": list(controls.get(tag, ())),
         }
+        if decisions.get(tag):
+            ev.evidence["baselines"] = decisions[tag]
     return RoundJudgement(result, weak)
 
 
-__all__ = ["EndpointVerdicts", "RoundJudgement", "failure_signature", "round_checks", "round_judge"]
+def _baseline_decisions(
+    result: dict[str, EndpointVerdicts],
+    controls: Mapping[str, Sequence[str]],
+    history: Mapping[tuple[str, str], Sequence[bool]],
+    peer_history: Mapping[tuple[str, str], Sequence[bool]],
+    settings: BaselineSettings,
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Hold each failure against its peers' baseline; soften those within the habit."""
+    kinds = {kind for ev in result.values() for kind in ev.final}
+    decisions: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for kind in sorted(kinds):
+        own: dict[str, list[bool]] = {}
+        pool: dict[str, list[bool]] = {}
+        for tag, ev in result.items():
+            if kind in controls.get(tag, ()):
+                continue
+            j = ev.final.get(kind)
+            raw = j.evidence.get("raw_verdict", j.verdict.value) if j is not None else None
+            now = [raw == Verdict.FAIL.value] if raw in (Verdict.PASS.value, Verdict.FAIL.value) else []
+            own[tag] = list(history.get((tag, kind), ())) + now
+            pool[tag] = list(peer_history.get((tag, kind), ())) + now
+        for tag, ev in result.items():
+            j = ev.final.get(kind)
+            if j is None or j.verdict != Verdict.FAIL or kind in controls.get(tag, ()):
+                continue
+            baseline = peer_baseline(kind, tag, pool, settings)
+            decided = check_decision(kind, own[tag] or [True], baseline, settings)
+            decisions[tag][kind] = _decision_data(decided, baseline)
+            if not decided.stands:
+                ev.final[kind] = _soften(j, decided.reason, baseline_rate=round(decided.rate, 4), p_value=decided.p_value)
+    return decisions
+
+
+__all__ = [
+    "EndpointVerdicts",
+    "RoundJudgement",
+    "decision_of",
+    "failure_signature",
+    "peer_baseline",
+    "round_checks",
+    "round_judge",
+]

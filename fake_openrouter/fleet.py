@@ -183,6 +183,7 @@ class Faults:
     down: bool = False
     template_leak: RateFault | None = None
     bpe_glyphs: RateFault | None = None
+    html_body: RateFault | None = None
 
 
 @dataclass(frozen=True)
@@ -510,6 +511,7 @@ _FAULT_PARSERS: dict[str, Callable[[Any, str, _Problems], Any]] = {
     "down": _down,
     "template_leak": _rate_fault,
     "bpe_glyphs": _rate_fault,
+    "html_body": _rate_fault,
 }
 
 

@@ -64,6 +64,10 @@ RATE_FAULTS: tuple[str, ...] = (
     "bpe_glyphs",
 )
 KEEPALIVE_EVERY_S = 1.0
+HTML_PAGE = (
+    b"<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>\n"
+    b"<body><h1>502 Bad Gateway</h1><p>The upstream server is unavailable.</p></body></html>\n"
+)
 # The most waits one keep-alive plan holds: the fleet loader's bound on ttft_ms (one hour) in
 # one-second beats. A fleet built in code may ask for more; the plan stays this size.
 KEEPALIVE_MAX_BEATS = math.ceil(MAX_TTFT_MS / 1000 / KEEPALIVE_EVERY_S)
@@ -242,6 +246,10 @@ def _fire(faults: Faults, rng: random.Random) -> frozenset[str]:
         fault = getattr(faults, key)
         if fault is not None and roll < fault.rate:
             fired.add(key)
+    # Faults added after the fixed order draw only when configured, so a fleet without
+    # them replays exactly as before they existed.
+    if faults.html_body is not None and rng.random() < faults.html_body.rate:
+        fired.add("html_body")
     return frozenset(fired)
 
 
@@ -327,7 +335,14 @@ def _success(
     completion_tokens = estimate_tokens(content_sent if broken else reply.content + "".join(c.arguments for c in reply.tool_calls))
     usage = usage_block(prompt_tokens, completion_tokens, endpoint.pricing)
     attempts.append(Attempt(endpoint.tag, endpoint.provider, 200, round(ttft_s * 1000)))
-    if request.stream:
+    if request.stream and "html_body" in fired:
+        # A host (or a proxy in front of it) answering 200 text/event-stream with an HTML
+        # page and no data line, then closing cleanly.
+        steps: list[Step] = [
+            Head(200, (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"))),
+            Write(HTML_PAGE),
+        ]
+    elif request.stream:
         steps = _stream_steps(
             endpoint, reply, deltas[:sent], broken, meta, usage, ttft_s, tokens_per_s, cut
         )

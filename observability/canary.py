@@ -23,6 +23,7 @@ from django.db.models import Count, Max, Min, Sum
 from django.utils import timezone
 
 from canary.models import Decision, Endpoint, EndpointPolicyState, Notification, ProbeResult, Round
+from canary.services.baselines import declared_checks, realised_false_positives
 from canary.terms import Action
 from observability import tracing
 from observability.exposition import Family
@@ -37,6 +38,25 @@ def _latest_rounds() -> list[Round]:
     """The latest finished round of each model (one query over the model/started index)."""
     ids = (Round.objects.filter(status__in=_FINISHED).values("model_id").annotate(last=Max("id")).values_list("last", flat=True))
     return list(Round.objects.filter(id__in=list(ids)))
+
+
+def _baseline_families(model_ids: list[str], now: datetime) -> Iterator[Family]:
+    """Per model and check: the baseline, its volume and the declared false suspensions
+    per endpoint-year; per model: the realised rate (docs/baselines.md)."""
+    labels = ("model", "check")
+    rate = Family("reverie_canary_baseline_rate", "gauge", "Healthy failure rate of a check (failures / samples)", labels)
+    samples = Family("reverie_canary_baseline_samples", "gauge", "Judged samples behind a check's baseline", labels)
+    declared = Family("reverie_canary_declared_false_suspensions_per_endpoint_year", "gauge",
+                      "False suspensions per endpoint-year the rule and cadence imply for a check", labels)
+    realised = Family("reverie_canary_realised_false_positives_per_endpoint_year", "gauge",
+                      "Suspensions marked false positives over the last year, per endpoint-year", ("model",))
+    for model in model_ids:
+        for c in declared_checks(model, now):
+            rate.add((model, c.check), c.baseline_rate)
+            samples.add((model, c.check), c.samples)
+            declared.add((model, c.check), c.expected_false_suspensions_per_endpoint_year)
+        realised.add((model,), realised_false_positives(model, now)["per_endpoint_year"])
+    yield from (rate, samples, declared, realised)
 
 
 class CanaryCollector:
@@ -108,6 +128,7 @@ class CanaryCollector:
                 cur.execute(sql, list(models))
                 verdicts.rows = [((models[r], tag, kind, verdict), n) for r, tag, kind, verdict, n in cur.fetchall()]
         yield verdicts
+        yield from _baseline_families(sorted({r.model_id for r in latest}), now)
 
         suspended = Family("reverie_canary_suspensions_active", "gauge", "Endpoints suspended now (enforced suspensions)", ("model",))
         for row in (EndpointPolicyState.objects.filter(suspended_until__gt=now, enforced=True)

@@ -9,6 +9,7 @@ address instead (``observability.worker``), never published outside the compose 
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -16,10 +17,15 @@ from core.tokens import service_token_verify
 from observability.registry import web_exposition
 
 
+# CSRF-exempt: a scraper sends no cookie, and a POST must be refused as the wrong method
+# (405 with Allow), not as a forged form (the CSRF 403 page it got before).
+@csrf_exempt
 @require_GET
 def metrics_view(request: HttpRequest) -> HttpResponse:
     """The metrics of every web process, the breaker state and the canary's aggregates,
-    in the Prometheus text format 0.0.4. 401 without a valid service token."""
+    in the Prometheus text format 0.0.4. 401 without a valid service token; 405 for
+    any method but GET and HEAD; a JSON 503 while the database (which holds the tokens)
+    is down (``reverie_ops.middleware``)."""
     if not service_token_verify(request.headers.get("Authorization")):
         response = HttpResponse("a valid service token is required: Authorization: Bearer <token>\n",
                                 status=401, content_type="text/plain")

@@ -4,8 +4,8 @@
 
 - ``worker_init`` (the worker's main process): empty the multiprocess directory and, when
   ``OBSERVABILITY_WORKER_METRICS_PORT`` is set, serve the worker's metrics on
-  ``OBSERVABILITY_WORKER_METRICS_ADDR`` (default 0.0.0.0) and that port: a separate listen
-  address, reachable only inside the deployment's network (no token);
+  ``OBSERVABILITY_WORKER_METRICS_ADDR`` (default 127.0.0.1) and that port, to requests
+  carrying a service token (``observability.worker_listener``), as ``/metrics`` does;
 - ``task_postrun`` (success and failure alike) and ``task_retry``: ``reverie_celery_tasks_total``;
 - ``worker_process_shutdown``: drop that pool process's live gauges.
 
@@ -20,10 +20,12 @@ from typing import Any
 
 from celery.signals import task_postrun, task_retry, worker_init, worker_process_shutdown
 from django.conf import settings
-from prometheus_client import start_http_server
+from django.db import DatabaseError, connection
 
+from core.tokens import service_token_verify
 from observability import metrics as m
 from observability.multiprocess import multiproc_dir_reset, process_dead, scrape_registry
+from observability.worker_listener import TokenUnverifiable, metrics_listener_start
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +35,18 @@ def _on_worker_init(**_: Any) -> None:
     port = settings.OBSERVABILITY_WORKER_METRICS_PORT
     if port:
         addr = settings.OBSERVABILITY_WORKER_METRICS_ADDR
-        start_http_server(port, addr=addr, registry=scrape_registry())
-        log.info("worker metrics on %s:%s", addr, port)
+        metrics_listener_start(addr, port, scrape_registry(), _token_verify)
+        log.info("worker metrics on %s:%s (service token required)", addr, port)
+
+
+def _token_verify(authorization: str | None) -> bool:
+    """``service_token_verify`` from the listener's thread, its connection handed back."""
+    try:
+        return service_token_verify(authorization)
+    except DatabaseError as exc:
+        raise TokenUnverifiable(f"the database is unavailable ({type(exc).__name__})") from exc
+    finally:
+        connection.close()
 
 
 def _on_postrun(task: Any = None, state: str | None = None, **_: Any) -> None:

@@ -27,7 +27,7 @@ class StreamCall:
     ``ctx.start`` (the request's sending); ``max_line_bytes`` caps each SSE line.
     """
 
-    __slots__ = ("ctx", "acc", "frames", "last", "ttft_limit_s", "total_timeout_s")
+    __slots__ = ("ctx", "acc", "frames", "last", "head", "ttft_limit_s", "total_timeout_s")
 
     def __init__(self, ctx: CallContext, *, max_line_bytes: int, ttft_limit_s: float, total_timeout_s: float) -> None:
         self.ctx = ctx
@@ -36,6 +36,8 @@ class StreamCall:
         # The data frame being read: the evidence of a failure (a frame that did not
         # parse, an error chunk, the last frame before the stream broke).
         self.last: bytes | None = None
+        # The body's first bytes: the evidence when a 200 event stream holds no event.
+        self.head = b""
         self.ttft_limit_s = ttft_limit_s
         self.total_timeout_s = total_timeout_s
 
@@ -48,6 +50,8 @@ class StreamCall:
         ``[DONE]``). Raises ``TooLargeError`` (a line over the cap) and
         ``InvalidBodyError`` (a data frame that is not a JSON object)."""
         acc = self.acc
+        if len(self.head) < HEAD_BYTES:
+            self.head += chunk[: HEAD_BYTES - len(self.head)]
         for data in self.frames.feed(chunk):
             self.last = data
             acc.feed(data, at_ms=self.ctx.elapsed_ms())
@@ -128,4 +132,29 @@ class StreamCall:
             # Closed cleanly after the finish chunk but without [DONE]: the generation
             # is whole; only the trailer is missing.
             return self.complete()
+        if self.last is None and not_sse(self.head):
+            # A clean close after zero events, with bytes that were not SSE (an HTML page
+            # served as text/event-stream): a completed exchange with malformed output,
+            # not a broken connection (issue "Verdicts whose error rate is known", item 5).
+            return self.ctx.call(
+                kind="invalid_body", message="the 200 event stream held no SSE event, only bytes that are not SSE",
+                provider=acc.provider, generation_id=acc.generation_id, usage=acc.usage, ttft_ms=acc.ttft_ms,
+                body=self.head,
+            )
         return self.fail("reset", "stream closed before a finish_reason or [DONE]")
+
+
+HEAD_BYTES = 512
+# The line starts an SSE stream may hold besides data (WHATWG HTML, "Server-sent events"):
+# comments (":"), the fields event/id/retry, blank lines.
+_SSE_LINE_STARTS = (b":", b"event:", b"id:", b"retry:", b"data:", b"event", b"id", b"retry", b"data")
+
+
+def not_sse(head: bytes) -> bool:
+    """True when ``head`` (a body's first bytes) holds a line that no SSE stream holds:
+    neither blank, a comment, nor one of the fields ``data``, ``event``, ``id``,
+    ``retry``. The last line is skipped when it may have been cut by ``HEAD_BYTES``."""
+    lines = head.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    if len(head) >= HEAD_BYTES:
+        lines = lines[:-1]
+    return any(line.strip() and not line.startswith(_SSE_LINE_STARTS) for line in lines)

@@ -2,9 +2,9 @@
 
 Without this, a view that cannot reach PostgreSQL raises ``OperationalError`` (a refused
 connection, the connection pool's timeout, a connection dropped mid-query) and Django
-answers its HTML 500. The internal API (``/api/``) and the gateway (``/v1/``) are called by
-programs that need a status they can act on: 503 with ``Retry-After`` (RFC 9110 §15.6.4
-and RFC 9110 §10.2.3), in each path's own error shape. Pages for people keep Django's handling.
+answers its HTML 500. The internal API (``/api/``), the gateway (``/v1/``) and ``/metrics``
+are called by programs that need a status they can act on: 503 with ``Retry-After``
+(RFC 9110 §15.6.4 and RFC 9110 §10.2.3), in each path's own error shape. Pages for people keep Django's handling.
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ def database_unavailable_body(path: str) -> dict[str, object] | None:
     """The 503 body for ``path``, in the error shape of the API that serves it, or None
     for paths that are not machine-facing.
 
-    ``/api/``: the internal API's shape ``{"error": {"code": 503, "message": ...}}``
+    ``/api/`` and ``/metrics`` (whose service token cannot be checked without the
+    database): the internal API's shape ``{"error": {"code": 503, "message": ...}}``
     (its OpenAPI document's ``Error`` schema). ``/v1/``: the gateway's routing error,
     failure class ``transient`` (the same request may succeed later).
     """
-    if path.startswith("/api/"):
+    if path.startswith("/api/") or path == "/metrics":
         return {"error": {"code": 503, "message": _MESSAGE}}
     if path.startswith("/v1/"):
         # error_reply: the gateway's one error shape, with an operation_id to quote.

@@ -8,13 +8,16 @@ start-up rather than silently becoming a default.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from pathlib import Path
 
 import django_stubs_ext
 import environ
 
+from core.db_limits import FINALISER_LIMITS, ROLE_LIMITS, SessionLimits, libpq_options, process_role
 from core.identifiers import validate_model_id
+from reverie_ops.broker import broker_transport
 from reverie_ops.database import database_config
 from reverie_ops.env import StrictEnv, above_zero, checked, not_negative, port, positive, redis_url
 from reverie_ops.schedule import (
@@ -140,6 +143,32 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # libpq's connect_timeout (whole seconds, at least 2): a PostgreSQL host that drops
     # packets fails a connection attempt in this long instead of the kernel's minutes.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT_S", default=5))
+# Lock, statement and idle-in-transaction timeouts of every session, by the process's
+# role (core/db_limits.py): DATABASE_ROLE (web, worker, command; by default from the
+# command line: a Celery process is a worker, a manage.py command other than runserver
+# a command, anything else web), each limit overridable (s; 0 turns it off).
+DATABASE_ROLE = env.str("DATABASE_ROLE", default=process_role(sys.argv))
+if DATABASE_ROLE not in ROLE_LIMITS:
+    raise environ.ImproperlyConfigured(f"DATABASE_ROLE must be one of {', '.join(ROLE_LIMITS)}, not {DATABASE_ROLE!r}")
+DATABASE_LIMITS = SessionLimits(
+    statement_s=not_negative("DATABASE_STATEMENT_TIMEOUT_S", env.float("DATABASE_STATEMENT_TIMEOUT_S", default=ROLE_LIMITS[DATABASE_ROLE].statement_s)),
+    lock_s=not_negative("DATABASE_LOCK_TIMEOUT_S", env.float("DATABASE_LOCK_TIMEOUT_S", default=ROLE_LIMITS[DATABASE_ROLE].lock_s)),
+    idle_in_transaction_s=not_negative(
+        "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_S",
+        env.float("DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_S", default=ROLE_LIMITS[DATABASE_ROLE].idle_in_transaction_s),
+    ),
+)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["options"] = libpq_options(DATABASE_LIMITS, _options.get("options", ""))
+# A round's finaliser (one transaction): it waits this long (s) for the round's row lock
+# held by another finaliser, then leaves the round to it (or, when that one is stuck,
+# to the next trigger once PostgreSQL ended its session); its statements' limit (s).
+CANARY_FINALISER_LIMITS = SessionLimits(
+    statement_s=not_negative("CANARY_FINALISER_STATEMENT_TIMEOUT_S", env.float("CANARY_FINALISER_STATEMENT_TIMEOUT_S", default=FINALISER_LIMITS.statement_s)),
+    lock_s=not_negative("CANARY_FINALISER_LOCK_TIMEOUT_S", env.float("CANARY_FINALISER_LOCK_TIMEOUT_S", default=FINALISER_LIMITS.lock_s)),
+    idle_in_transaction_s=DATABASE_LIMITS.idle_in_transaction_s,
+)
 # Retry-After (s) of the 503 the API and the gateway answer while the database is down
 # (reverie_ops.middleware); the web process keeps DATABASE_POOL_TIMEOUT_S short so that
 # answer comes within about a second (docker-compose.yml).
@@ -163,6 +192,8 @@ warnings.filterwarnings("ignore", message="No directory at")
 REDIS_URL = checked("REDIS_URL", redis_url, env.str("REDIS_URL", default="redis://127.0.0.1:6379/0"))
 CELERY_BROKER_URL = checked("CELERY_BROKER_URL", redis_url, env.str("CELERY_BROKER_URL", default=REDIS_URL))
 CELERY_RESULT_BACKEND = None
+# kombu's Redis transport, made to survive a broker restart (reverie_ops/broker.py).
+CELERY_BROKER_TRANSPORT = broker_transport(CELERY_BROKER_URL)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -213,6 +244,13 @@ CANARY_MAX_RESPONSE_BYTES = positive("CANARY_MAX_RESPONSE_BYTES", env.int("CANAR
 # which the defect is attributed to the model or the prompt, not to the endpoints.
 CANARY_FLEET_FAIL_SHARE = env.float("CANARY_FLEET_FAIL_SHARE", default=0.5)
 CANARY_FLEET_MIN_ENDPOINTS = env.int("CANARY_FLEET_MIN_ENDPOINTS", default=3)
+# Per-check baselines (docs/baselines.md): a failure stands only when improbable under
+# the model's healthy failure rate (binomial tail <= alpha over the endpoint's last
+# ENDPOINT_WINDOW samples); until MIN_VOLUME samples every failure counts.
+CANARY_BASELINE_ALPHA = env.float("CANARY_BASELINE_ALPHA", default=0.001)
+CANARY_BASELINE_ENDPOINT_WINDOW = env.int("CANARY_BASELINE_ENDPOINT_WINDOW", default=10)
+CANARY_BASELINE_MIN_VOLUME = env.int("CANARY_BASELINE_MIN_VOLUME", default=30)
+CANARY_BASELINE_HISTORY_ROUNDS = env.int("CANARY_BASELINE_HISTORY_ROUNDS", default=48)
 
 LOGGING = {
     "version": 1,
@@ -235,6 +273,8 @@ NOTIFY_MAX_RETRIES = env.int("NOTIFY_MAX_RETRIES", default=5)
 ROUTING_IGNORE_MAX_AGE_S = env.int("ROUTING_IGNORE_MAX_AGE_S", default=30)
 # Per-process cache of the merged list (s); a change reaches every process within it.
 ROUTING_IGNORE_CACHE_S = not_negative("ROUTING_IGNORE_CACHE_S", env.float("ROUTING_IGNORE_CACHE_S", default=2.0))
+# ... for at most this many models per process (the least recently read is dropped).
+ROUTING_IGNORE_CACHE_MODELS = positive("ROUTING_IGNORE_CACHE_MODELS", env.int("ROUTING_IGNORE_CACHE_MODELS", default=2048))
 
 # --- Scheduled rounds (issue "Scheduled, distributed canary rounds") ------------------
 # A round's time budget (s): after it, the finalizer judges whatever reported and marks
@@ -265,8 +305,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # have not reported and results are unique per probe, so it costs requests, not data.
     "visibility_timeout": positive("CELERY_VISIBILITY_TIMEOUT_S", env.int("CELERY_VISIBILITY_TIMEOUT_S", default=60)),
     # How often (s) and every how many checks workers look for such messages (kombu).
-    "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL_S", default=10),
-    "unacked_restore_throttle": env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=10),
+    # kombu's throttle of 10 made the scan run every ~100 s: a killed worker's probes came
+    # back at +169 s of a 180 s budget. Every check (10 s) costs one sorted-set range read.
+    "unacked_restore_interval": positive("CELERY_UNACKED_RESTORE_INTERVAL_S", env.int("CELERY_UNACKED_RESTORE_INTERVAL_S", default=10)),
+    "unacked_restore_throttle": positive("CELERY_UNACKED_RESTORE_THROTTLE", env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=1)),
     # A prefix on every key the broker writes (kombu's ``global_keyprefix``: queues,
     # bindings, the unacknowledged set), for a Redis database shared with another
     # deployment or test run: each sees, restores and drains only its own messages.
@@ -278,9 +320,10 @@ CELERY_BEAT_SCHEDULE = {**canary_beat_schedule(CANARY_MODELS), **observability_b
 
 # --- Reliable routing gateway (issue "Reliable routing gateway") ----------------------
 # The Celery worker's metrics listener (observability/worker.py): a port (0: none) and
-# the address, reachable only inside the deployment's network (no token).
+# the address, loopback unless set (0.0.0.0 inside a compose network, for Prometheus in
+# another container); every request needs a service token, as /metrics does.
 OBSERVABILITY_WORKER_METRICS_PORT = port("OBSERVABILITY_WORKER_METRICS_PORT", env.int("OBSERVABILITY_WORKER_METRICS_PORT", default=0))
-OBSERVABILITY_WORKER_METRICS_ADDR = env.str("OBSERVABILITY_WORKER_METRICS_ADDR", default="0.0.0.0")  # noqa: S104 - inside the compose network
+OBSERVABILITY_WORKER_METRICS_ADDR = env.str("OBSERVABILITY_WORKER_METRICS_ADDR", default="127.0.0.1")
 ROUTING_REDIS_URL = checked("ROUTING_REDIS_URL", redis_url, env.str("ROUTING_REDIS_URL", default=REDIS_URL))
 ROUTING_BREAKER_PREFIX = env.str("ROUTING_BREAKER_PREFIX", default="routing:breaker")
 # Prompts and outputs in request/attempt events: "hash" (SHA-256) or "redact".

@@ -15,6 +15,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.views.decorators.csrf import csrf_exempt
 
 from canary.languages import language_of_tag
+from core.shown import shown
 from core.strict_json import loads_marking
 from core.tokens import service_token_verify
 from routing.responses import HEADER_CONTRACT, HEADER_LANGUAGE, GatewayReply, error_reply, sse_body
@@ -85,6 +86,14 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
         name, version = parse_contract_header(request.headers.get(HEADER_CONTRACT))
     except ValueError as exc:
         return _render(error_reply(400, "invalid_contract_header", str(exc)), stream=False)
+    if request.content_type != "application/json":
+        # Only JSON is read as JSON: a form or a text body was parsed as JSON before.
+        sent = request.headers.get("Content-Type") or "none"
+        response = _render(error_reply(415, "unsupported_media_type",
+                                       f"the body must be JSON sent as Content-Type: application/json, not {shown(sent, 100)!r}"),
+                           stream=False)
+        response["Accept-Post"] = "application/json"
+        return response
     try:
         raw = request.body
     except RequestDataTooBig:

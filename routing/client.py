@@ -185,7 +185,7 @@ class IgnoreListClient:
         try:
             fetched = self._fetch(model_id, good)
             error = None
-        except (httpx.HTTPError, BadAnswer) as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever failed, the refresh must end (in_flight reset) and back off
             fetched, error = None, f"{type(exc).__name__}: {exc}"
         now = self._clock()
         with self._idle:
@@ -221,7 +221,7 @@ class IgnoreListClient:
         if response.status_code != 200:
             raise BadAnswer(f"HTTP {response.status_code}: {bytes(body[:200]).decode(errors='replace')}")
         ignore, sources = self._parse(bytes(body))
-        return _Good(ignore, sources, response.headers.get("ETag"), now, fresh_until)
+        return _Good(ignore, sources, _sendable_etag(response.headers.get("ETag")), now, fresh_until)
 
     def _parse(self, raw: bytes) -> tuple[tuple[str, ...], dict[str, list[str]]]:
         """``(ignore, sources)`` of a 200 body; raises BadAnswer naming what is wrong."""
@@ -260,6 +260,17 @@ class IgnoreListClient:
             log.error("serving the ignore list of %s from %.0f s ago, past the %.0f s limit (%s)", model_id, age, self._max_stale, state.error)
         else:
             log.warning("ops app unreachable (%s): serving the last good ignore list of %s (%.0f s old)", state.error, model_id, age)
+
+
+# An entity tag as RFC 9110 §8.8.3 spells it, limited to visible ASCII (the obs-text
+# bytes it also allows cannot be sent back in an If-None-Match header by httpx).
+_ETAG = re.compile(r'(W/)?"[\x21\x23-\x7e]*"')
+
+
+def _sendable_etag(value: str | None) -> str | None:
+    """``value`` when it is an entity tag this client can send back, else None (no
+    revalidation: the next refresh is a plain GET)."""
+    return value if value is not None and _ETAG.fullmatch(value) else None
 
 
 def _max_age(response: httpx.Response) -> float:

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.shown import shown
 from routing.gateway_result import GatewayResult
 from routing.live import sse_stream
 
@@ -74,6 +75,9 @@ def error_reply(status: int, code: str, message: str, *, failure_class: str = "p
     logged with it, so a caller can quote one id for any failure. ``x-should-retry: false``:
     a client retry would repeat the gateway's own work (the gateway owns retries)."""
     operation_id = uuid.uuid4().hex
+    # A refused value is quoted, never repeated whole (a 100 KB field came back entire).
+    message = shown(message)
+    extra = {k: shown(v, 200) if isinstance(v, str) else v for k, v in extra.items()}
     body = {"error": {"type": "routing_error", "code": code, "failure_class": failure_class, "message": message,
                       "operation_id": operation_id, **extra}}
     log.info("gateway refused operation %s: %d %s: %s", operation_id, status, code, message)

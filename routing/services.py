@@ -31,6 +31,7 @@ from typing import Any
 import redis
 from django.conf import settings
 from django.db import (
+    DatabaseError,
     IntegrityError,
     transaction,
 )
@@ -55,6 +56,7 @@ from routing.gateway import Gateway
 from routing.gateway_result import EventSink
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
 from routing.request_check import BodyInvalid, RequestInvalid, body_check
+from routing.request_fields import request_fields_check
 from routing.responses import GatewayReply, error_reply, reply_for
 from routing.selection import DEFAULT_MIN_STRUCTURED_HONOURED, RouteProfile
 from routing.upstream import Upstream
@@ -447,8 +449,8 @@ def request_idempotency_claim(
     except LedgerMismatch as exc:
         return None, None, error_reply(422, "idempotency_key_reused", f"{exc}; use a new key for a new request")
     except LedgerConflict as exc:
-        detail = "still running" if exc.row.status == "claimed" else "its outcome is unknown and it is not replayed"
-        return None, None, error_reply(409, "idempotency_conflict", f"operation {operation_id} is {detail}",
+        detail = "is still running" if exc.row.status == "claimed" else "has an unknown outcome and is not replayed"
+        return None, None, error_reply(409, "idempotency_conflict", f"operation {operation_id} {detail}",
                                        failure_class="ambiguous" if exc.row.status == "unknown" else "transient")
     if not claimed:
         stored = row.result or {}
@@ -603,6 +605,7 @@ def chat_completion_create(
         return error_reply(500, "invalid_contract", f"stored contract {contract}@{version} is invalid: {exc}")
     try:
         body_check(body)
+        request_fields_check(body)
     except BodyInvalid as exc:
         # Refused at the edge: no route sees it, so none can be charged for it.
         return error_reply(400, "invalid_request", str(exc), field=exc.path or None)
@@ -617,8 +620,28 @@ def chat_completion_create(
         request_idempotency_settle(spec, ledger_key, "failed")
         return error_reply(400, "invalid_request", str(exc), field=exc.path or None)
     except Exception:
-        request_idempotency_settle(spec, ledger_key, "unknown")
+        request_idempotency_abandon(spec, ledger_key)
         raise
     reply = reply_for(result)
-    request_idempotency_settle(spec, ledger_key, result.outcome, reply)
+    try:
+        # Atomic: a refused write rolls back alone (a savepoint inside a caller's transaction).
+        with transaction.atomic():
+            request_idempotency_settle(spec, ledger_key, result.outcome, reply)
+    except DatabaseError:
+        # The answer could not be kept for replay (jsonb refuses U+0000) or the database
+        # went away: the client still gets its answer, and the key is not left claimed.
+        log.exception("operation %s: its idempotency key could not be settled %s", result.operation_id, result.outcome)
+        request_idempotency_abandon(spec, ledger_key)
     return reply
+
+
+def request_idempotency_abandon(spec: Contract, ledger_key: str | None) -> None:
+    """Settle a claimed key whose outcome could not be recorded: "unknown" (kept, never
+    replayed) for a contract with side effects, released otherwise, as
+    ``request_idempotency_settle`` does for an unknown outcome. When the database refuses
+    that too, the key stays claimed until ``ledger_sweep`` marks it unknown after its
+    lease (``claim_lease_s``); nothing is raised."""
+    try:
+        request_idempotency_settle(spec, ledger_key, "unknown")
+    except DatabaseError:
+        log.exception("idempotency key %s stays claimed until its lease ends", ledger_key)

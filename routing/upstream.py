@@ -36,6 +36,7 @@ from openrouter.transport import (
     Watchdog,
     silence_label,
 )
+from routing.answer_text import answer_text_checked
 from routing.deadline import AttemptTimes
 from routing.failures import Signal
 from routing.selection import RouteProfile
@@ -269,7 +270,11 @@ class Upstream:
             signal = Signal("error_body", output_seen=parsed.output_seen, http_status=status, error=parsed.error,
                             retry_after_s=retry_after, message=parsed.error.message or "error in body")
             return AttemptOutcome(None, signal, status, latency, None, usage=parsed.usage)
-        return AttemptOutcome(parsed.answer(), None, status, latency, None, usage=parsed.usage)
+        answer, problem = answer_text_checked(parsed.answer())
+        if problem is not None:
+            return AttemptOutcome(None, Signal("invalid_body", output_seen=parsed.output_seen, http_status=status, message=problem),
+                                  status, latency, None, usage=parsed.usage)
+        return AttemptOutcome(answer, None, status, latency, None, usage=parsed.usage)
 
 
 class Alarms:
@@ -420,4 +425,7 @@ class LiveAttempt:
             kind = "no_finish" if stream.done else "reset"
             return self._failed(kind, "stream ended without a finish reason")
         status = response.status
-        return AttemptOutcome(stream.answer(self.ttft_ms), None, status, self.elapsed_ms(), self.ttft_ms, usage=stream.usage)
+        answer, problem = answer_text_checked(stream.answer(self.ttft_ms))
+        if problem is not None:
+            return self._failed("invalid_body", problem)
+        return AttemptOutcome(answer, None, status, self.elapsed_ms(), self.ttft_ms, usage=stream.usage)

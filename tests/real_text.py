@@ -61,6 +61,15 @@ _ADJUDICATED_JUDGES = {
 # so: a detokenizer fusing word tails, a first word missing). Reported, no target.
 _OUT_OF_SCOPE = frozenset({"token_fusion", "leading_garbage"})
 _ANY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
+# The refusal judge's development fold (docs/refusal-judge.md): the source models whose
+# misses and false failures its rules were read from since the rules became precision
+# first. Every other source model is held out and reported apart; only its totals were read.
+REFUSAL_DEVELOPMENT_MODELS = frozenset({"gpt4", "gpt-3.5-turbo", "vicuna-13b", "chimera-13b"})
+
+
+def refusal_fold(case: Case) -> str:
+    """``development`` or ``held-out`` for a refusal case (NTREX news: held out)."""
+    return "development" if case.model in REFUSAL_DEVELOPMENT_MODELS else "held-out"
 
 
 @dataclass(frozen=True)

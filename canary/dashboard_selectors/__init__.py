@@ -11,6 +11,7 @@ Shapes are plain dicts and dataclasses so templates and tests read them the same
 
 from __future__ import annotations
 
+from canary.dashboard_selectors.baselines import probe_baselines
 from canary.dashboard_selectors.common import (
     ACTION_LETTERS,
     CHART_ROUNDS_DEFAULT,
@@ -79,6 +80,7 @@ __all__ = [
     "model_pick",
     "models_known",
     "observe_report",
+    "probe_baselines",
     "probe_health",
     "report_correlate",
     "round_results",

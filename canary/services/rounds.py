@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
@@ -25,6 +25,7 @@ from canary.languages import validate_language
 from canary.models import Decision, Endpoint, EndpointRound, ProbeResult, Provider, Round
 from canary.probes import ProbeOutcome
 from canary.round_judgement import RoundJudgement, round_judge
+from canary.services.baselines import baseline_settings, model_history
 from canary.services.client import openrouter_client
 from canary.services.notifications import notification_create
 from canary.services.probes_run import (
@@ -38,6 +39,7 @@ from canary.services.quarantine import model_config_get, suspension_apply
 from canary.signals import round_finalised
 from canary.terms import Action, Mode
 from canary.verdicts import Judgement, Verdict
+from core.db_limits import lock_timed_out, transaction_limits_set
 from openrouter.client import OpenRouterClient
 
 log = logging.getLogger(__name__)
@@ -263,8 +265,28 @@ def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Rou
     A probe that never reported is stored as a ``transport_error`` for its endpoint, so
     a lost worker freezes a streak and never advances it. The round's probe results are
     read once; the final verdicts are written once, beside each probe's own verdict.
+
+    The transaction runs under the finaliser's limits (``CANARY_FINALISER_LIMITS``,
+    core/db_limits.py): a finaliser that waits past its lock timeout for another's lock
+    logs it and returns None instead of waiting for ever behind a stuck one.
     """
+    try:
+        return _round_finalize(round_id, finished_at)
+    except OperationalError as exc:
+        if not lock_timed_out(exc):
+            raise
+        # Another finaliser holds the round past our lock timeout: working on a big
+        # round, or stuck (its process frozen). Not waited for: a stuck one's session is
+        # ended by PostgreSQL (idle_in_transaction_session_timeout) and the next trigger
+        # or sweep finalises the round then; no waiting sessions pile up meanwhile.
+        log.warning("round %s: another finaliser has held its row lock for over %.0f s; left to it or to the next trigger",
+                    round_id, settings.CANARY_FINALISER_LIMITS.lock_s)
+        return None
+
+
+def _round_finalize(round_id: int, finished_at: datetime | None) -> Round | None:
     with transaction.atomic():
+        transaction_limits_set(settings.CANARY_FINALISER_LIMITS)
         rnd = (
             Round.objects.select_for_update(no_key=True)
             .filter(pk=round_id, status__in=(Round.Status.RUNNING, Round.Status.FINALIZING))
@@ -301,11 +323,16 @@ def round_finalize(round_id: int, *, finished_at: datetime | None = None) -> Rou
             by_endpoint[row.endpoint.tag].append(round_inputs_of(row))
             ep_by_tag[row.endpoint.tag] = row.endpoint
         controls = {ep.tag: list(ep.positive_control_kinds or []) for ep in ep_by_tag.values() if ep.positive_control_kinds}
+        config = baseline_settings()
+        own, pool = model_history(rnd.model_id, rnd.started_at, config)
         judged = round_judge(
             by_endpoint,
             controls,
             fleet_fail_share=settings.CANARY_FLEET_FAIL_SHARE,
             fleet_min_endpoints=settings.CANARY_FLEET_MIN_ENDPOINTS,
+            history=own,
+            peer_history=pool,
+            baseline_settings=config,
         )
         _store_judgement(rnd, rows, missing, ep_by_tag, judged, finished_at or timezone.now())
         finalize_hook("judged", rnd.pk)

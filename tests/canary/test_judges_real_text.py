@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from tests.real_text import CORPORA, Judged, Tally, adjudications, load, tally
+from tests.real_text import CORPORA, Judged, Tally, adjudications, load, refusal_fold, tally
 
 
 def total(judged: list[Judged], judge: str, corpora: tuple[str, ...] = ()) -> Tally:
@@ -30,16 +30,33 @@ def test_every_fixture_file_is_judged(real_text: list[Judged]) -> None:
 # --- refusal -----------------------------------------------------------------------------
 
 
-def test_refusal_catches_at_least_90_percent_of_human_labelled_refusals(real_text: list[Judged]) -> None:
+def test_refusal_catches_at_least_85_percent_of_human_labelled_refusals(real_text: list[Judged]) -> None:
     t = total(real_text, "refusal", ("xstest",))
     assert t.defects == 505
-    assert t.caught / t.defects >= 0.90, t.caught
+    assert t.caught / t.defects >= 0.85, t.caught
+
+
+def _fold(real_text: list[Judged], fold: str) -> Tally:
+    answers = [j for j in real_text if j.case.judge == "refusal" and j.case.corpus in ("xstest", "llmzoo")]
+    return tally(answers, refusal_fold)[fold]
+
+
+@pytest.mark.parametrize("fold", ["development", "held-out"])
+def test_refusal_meets_its_targets_on_each_fold(real_text: list[Judged], fold: str) -> None:
+    # Issue "Verdicts whose error rate is known", item 4: on text the rules were not
+    # written from, at most 0.5 % of compliant answers fail and at least 85 % of full
+    # refusals are caught (docs/refusal-judge.md).
+    t = _fold(real_text, fold)
+    assert t.clean >= 500 and t.defects >= 200, (t.clean, t.defects)
+    assert t.false_failures / t.clean <= 0.005, [" ".join(j.case.text.split())[:80] for j in t.worst_false]
+    assert t.caught / t.defects >= 0.85, (t.caught, t.defects)
 
 
 @pytest.mark.parametrize("model", ["gpt4", "llama2orig"])
-def test_refusal_holds_on_each_model_of_the_split(real_text: list[Judged], model: str) -> None:
+def test_refusal_holds_on_each_xstest_model(real_text: list[Judged], model: str) -> None:
     t = tally([j for j in real_text if j.case.judge == "refusal" and j.case.corpus == "xstest"], lambda c: c.model)[model]
-    assert t.caught / t.defects >= 0.90, (model, t.caught, t.defects)
+    assert t.caught / t.defects >= 0.85, (model, t.caught, t.defects)
+    assert t.false_failures / t.clean <= 0.01, (model, t.false_failures, t.clean)
 
 
 def test_refusal_fails_at_most_half_a_percent_of_compliant_answers(real_text: list[Judged]) -> None:

@@ -4,7 +4,11 @@
 Modes: ``good`` (a short healthy stream), ``down`` (HTTP 503), ``huge_stream`` (content deltas without end,
 ``size`` bytes), ``huge_line`` (one SSE line of ``size`` bytes, no newline), ``keepalive``
 (SSE comment lines forever, never content), ``slow`` (one byte a second), ``bad_utf8``
-(content bytes that are not UTF-8), ``bomb`` (a frame of JSON nested 100,000 deep).
+(content bytes that are not UTF-8), ``bomb`` (a frame of JSON nested 100,000 deep),
+``surrogate`` (content with a lone surrogate escape, ``\\ud800``), ``surrogate_whole`` (the
+same in a whole ``application/json`` body), ``surrogate_pair`` (an emoji's surrogate pair
+split across two chunks: valid text once joined), ``nul`` (content holding U+0000: valid
+text that PostgreSQL's jsonb refuses to store).
 """
 
 from __future__ import annotations
@@ -51,6 +55,15 @@ class Hostile:
                     self.send_header("Content-Length", str(len(error)))
                     self.end_headers()
                     self.wfile.write(error)
+                    return
+                if mode == "surrogate_whole":
+                    whole = (b'{"id": "gen-1", "object": "chat.completion", "model": "acme/chat-1", "choices": [{"index": 0, '
+                             b'"message": {"role": "assistant", "content": "Hello \\ud800 traveller."}, "finish_reason": "stop"}]}')
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(whole)))
+                    self.end_headers()
+                    self.wfile.write(whole)
                     return
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
@@ -112,6 +125,20 @@ class Hostile:
     def _bad_utf8(self, h: BaseHTTPRequestHandler, mode: str) -> None:
         good = _frame({"role": "assistant", "content": "Hello ZZ"})
         self._write(h, mode, good.replace(b"ZZ", b"\xff\xfe\xc3"))
+        self._write(h, mode, _frame({}, "stop") + b"data: [DONE]\n\n")
+
+    def _surrogate(self, h: BaseHTTPRequestHandler, mode: str) -> None:
+        # json.dumps spells a lone surrogate as the escape \ud800, as a host's encoder would.
+        self._write(h, mode, _frame({"role": "assistant", "content": "Hello \ud800 traveller."}))
+        self._write(h, mode, _frame({}, "stop") + b"data: [DONE]\n\n")
+
+    def _surrogate_pair(self, h: BaseHTTPRequestHandler, mode: str) -> None:
+        self._write(h, mode, _frame({"role": "assistant", "content": "Hello \ud83d"}))
+        self._write(h, mode, _frame({"content": "\ude00 traveller."}))
+        self._write(h, mode, _frame({}, "stop") + b"data: [DONE]\n\n")
+
+    def _nul(self, h: BaseHTTPRequestHandler, mode: str) -> None:
+        self._write(h, mode, _frame({"role": "assistant", "content": "Hello \u0000 traveller."}))
         self._write(h, mode, _frame({}, "stop") + b"data: [DONE]\n\n")
 
     def _bomb(self, h: BaseHTTPRequestHandler, mode: str) -> None:

@@ -167,3 +167,25 @@ def test_database_down_is_a_json_503_with_retry_after_within_2_s_and_recovers(we
     print(f"503 answers in at most {max(timings):.2f} s; recovered {recovered_s:.2f} s after PostgreSQL restarted")
     assert _get(base, PATHS[1], token)[0].status_code == 200
     assert _get(base, PATHS[0], "not-a-token")[0].status_code == 401
+
+
+@pytest.mark.slow(30)
+def test_with_the_database_down_health_says_so_and_metrics_answers_json(web: tuple[str, str, Cluster]):
+    base, token, cluster = web
+    assert httpx.get(base + "/api/v1/health", timeout=10).json()["status"] == "ok"
+    cluster.stop()
+    time.sleep(1.1)  # past the health check's per-process cache
+    health = httpx.get(base + "/api/v1/health", timeout=10)
+    assert health.status_code == 503 and int(health.headers["Retry-After"]) > 0, health.text[:300]
+    body = health.json()
+    assert body["down"] == ["database"] and body["checks"]["redis"] == "ok" and body["checks"]["broker"] == "ok"
+    assert body["checks"]["database"].startswith("down: ")
+    # /metrics cannot check a token it has not seen without the database: its own JSON 503.
+    metrics = httpx.get(base + "/metrics", headers={"Authorization": "Bearer not-a-token"}, timeout=10)
+    assert metrics.status_code == 503 and metrics.headers["Content-Type"] == "application/json", metrics.text[:300]
+    assert int(metrics.headers["Retry-After"]) > 0 and "database" in metrics.json()["error"]["message"]
+    cluster.start()
+    back = time.monotonic()
+    while httpx.get(base + "/api/v1/health", timeout=10).status_code != 200:
+        assert time.monotonic() - back < 15, "health did not recover within 15 s of PostgreSQL's return"
+        time.sleep(0.3)

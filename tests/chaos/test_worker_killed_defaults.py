@@ -17,8 +17,13 @@ from tests.verdicts.fleets import MODEL, endpoint, fleet
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
 # The fixture's workers restore unacknowledged messages every second; these are the
-# settings' own defaults instead.
-DEFAULTS = {"CELERY_UNACKED_RESTORE_INTERVAL_S": "10", "CELERY_UNACKED_RESTORE_THROTTLE": "10"}
+# settings' own defaults instead (this process reads no override of them).
+_OPTIONS = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+DEFAULTS = {"CELERY_UNACKED_RESTORE_INTERVAL_S": str(_OPTIONS["unacked_restore_interval"]),
+            "CELERY_UNACKED_RESTORE_THROTTLE": str(_OPTIONS["unacked_restore_throttle"])}
+# The round must finish with room to spare: the redelivery (visibility timeout + one
+# restore scan + the probes' run) took 169 s of the 180 s budget with a scan every 100 s.
+MARGIN_S = 60
 
 
 @pytest.mark.slow(120)
@@ -40,4 +45,4 @@ def test_a_worker_killed_mid_round_on_the_defaults_costs_no_probe(start_sim, use
     lost = probes.filter(transport_kind="lost").count()
     print(f"round finalised at +{took_s:.0f} s; {lost} of {probes.count()} probes lost")
     assert lost == 0 and probes.count() == 6 * 4
-    assert took_s < budget_s
+    assert took_s < budget_s - MARGIN_S, f"finalised at +{took_s:.0f} s, less than {MARGIN_S} s inside the {budget_s:.0f} s budget"

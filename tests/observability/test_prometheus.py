@@ -110,8 +110,7 @@ def test_prometheus_reads_gateway_canary_and_worker_metrics_after_known_traffic(
          "-b", f"127.0.0.1:{web_port}"],
         cwd=ROOT, env=env, stdout=web_log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
     worker = start_worker("metrics", PROMETHEUS_MULTIPROC_DIR=str(worker_dir),
-                          OBSERVABILITY_WORKER_METRICS_PORT=str(worker_port),
-                          OBSERVABILITY_WORKER_METRICS_ADDR="127.0.0.1")
+                          OBSERVABILITY_WORKER_METRICS_PORT=str(worker_port))
     config = tmp_path / "prometheus.yml"
     config.write_text(json.dumps({  # YAML is a superset of JSON
         "global": {"scrape_interval": "1s", "scrape_timeout": "900ms"},
@@ -119,7 +118,8 @@ def test_prometheus_reads_gateway_canary_and_worker_metrics_after_known_traffic(
             {"job_name": "web", "metrics_path": "/metrics",
              "authorization": {"type": "Bearer", "credentials": scrape_token},
              "static_configs": [{"targets": [f"127.0.0.1:{web_port}"]}]},
-            {"job_name": "worker", "static_configs": [{"targets": [f"127.0.0.1:{worker_port}"]}]},
+            {"job_name": "worker", "authorization": {"type": "Bearer", "credentials": scrape_token},
+             "static_configs": [{"targets": [f"127.0.0.1:{worker_port}"]}]},
         ],
     }))
     prom_log = tmp_path / "prometheus.log"
@@ -132,6 +132,8 @@ def test_prometheus_reads_gateway_canary_and_worker_metrics_after_known_traffic(
         _wait_http(f"http://127.0.0.1:{web_port}/api/v1/health", web, web_log)
         _wait_http(f"{prom_base}/-/ready", prom, prom_log)
         assert httpx.get(f"http://127.0.0.1:{web_port}/metrics", timeout=5).status_code == 401
+        # The worker's listener wants the same token (it answered anyone before).
+        assert httpx.get(f"http://127.0.0.1:{worker_port}/metrics", timeout=5).status_code == 401
 
         # Known traffic: two chat requests alpha serves, one npc request whose answer from
         # alpha fails the schema (one validation rejection) and beta serves (one fallback).

@@ -97,3 +97,31 @@ def test_a_malformed_answer_is_an_error_not_a_crash(httpserver: HTTPServer):
     client = IgnoreListClient(httpserver.url_for("/"), "tok")
     result = client.get(MODEL)
     assert result.ignore == () and result.error and "not a list" in result.error
+
+
+def test_a_non_ascii_etag_does_not_stop_revalidation(httpserver: HTTPServer):
+    # An ETag of bytes outside ASCII (RFC 9110 allows obs-text in one; httpx cannot send
+    # it back): the client used to raise in its refresh thread, leave the refresh "in
+    # flight" and never fetch again. Now such a tag is not sent back, and every later
+    # revalidation is a plain GET.
+    seen: list[dict] = []
+
+    def handler(request: Request) -> Response:
+        import json
+
+        seen.append(dict(request.headers))
+        response = Response(json.dumps({**BODY, "ignore": [f"host-{len(seen)}"]}), content_type="application/json",
+                            headers={"Cache-Control": "private, max-age=30"})
+        response.headers["ETag"] = '"v\u00e9"'  # sent as the latin-1 byte 0xE9
+        return response
+
+    httpserver.expect_request("/api/v1/routing/ignore").respond_with_handler(handler)
+    clock = Clock()
+    client = IgnoreListClient(httpserver.url_for("/"), "tok", clock=clock)
+    assert client.get(MODEL).ignore == ("host-1",)
+    for fetch in (2, 3):
+        clock.t += 31
+        client.get(MODEL)
+        assert client.refresh_join(5)
+        assert len(seen) == fetch and "If-None-Match" not in seen[-1]
+        assert client.get(MODEL).ignore == (f"host-{fetch}",)

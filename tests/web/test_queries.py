@@ -23,7 +23,7 @@ MAX_QUERIES = {
     "endpoint": 13,
     "ignore_list": 12,  # one model: 4 + 2 per model
     "observe_report": 10,
-    "probe_health": 10,
+    "probe_health": 16,  # 10, and 6 for the baselines (history: 3, realised rate: 2, page: 1)
     "correlate": 6,
     "correlate_report": 10,
 }

@@ -21,7 +21,9 @@ declines generalised over what is refused, both appended to ``opener``), ``lectu
 (the ``lecture`` kind: a reply that opens by judging the request) and
 ``policy_citations`` (generic policy phrases moved to ``policy_generic``, which count only
 beside a ``VIOLATION`` word). ``after_decline`` holds what changes a decline's meaning
-(``LIMITATION``, ``PIVOT``); ``fragments`` the pieces the tables share.
+(``LIMITATION``, ``PIVOT``); ``needs_question`` the shapes only the question can judge
+(``PREMISE`` after a decline, the ``stance`` and ``referral`` kinds: never ``fail``);
+``fragments`` the pieces the tables share.
 
 Patterns are matched case-insensitively on NFC text; Arabic is matched after removing
 harakat and tatweel (see ``refusal.arabic_folded``).
@@ -32,10 +34,11 @@ from __future__ import annotations
 from canary.judges.refusal_patterns.after_decline import LIMITATION, PIVOT
 from canary.judges.refusal_patterns.declines import DECLINES, REQUEST_REFUSAL, request_refusal
 from canary.judges.refusal_patterns.lectures import LECTURES
+from canary.judges.refusal_patterns.needs_question import PREMISE, REFERRAL, STANCE
 from canary.judges.refusal_patterns.phrases import PHRASES
 from canary.judges.refusal_patterns.policy_citations import GENERIC_POLICY, OWN_POLICY, VIOLATION
 
-__all__ = ["LIMITATION", "PATTERNS", "PIVOT", "VIOLATION"]
+__all__ = ["LIMITATION", "PATTERNS", "PIVOT", "PREMISE", "VIOLATION"]
 
 # Copies: the tables of the modules stay as written.
 PATTERNS: dict[str, dict[str, list[str]]] = {
@@ -51,5 +54,9 @@ for _code, _indexes in GENERIC_POLICY.items():
     _policies = PATTERNS[_code]["policy"]
     PATTERNS[_code]["policy_generic"] = [_policies[i] for i in _indexes]
     PATTERNS[_code]["policy"] = [p for i, p in enumerate(_policies) if i not in _indexes]
+for _code, _patterns in STANCE.items():
+    PATTERNS[_code]["stance"] = list(_patterns)
+for _code, _patterns in REFERRAL.items():
+    PATTERNS[_code]["referral"] = list(_patterns)
 for _code, _patterns in OWN_POLICY.items():
     PATTERNS[_code]["policy"].extend(_patterns)

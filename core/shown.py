@@ -1,0 +1,18 @@
+"""How much of a caller's input an error message repeats.
+
+A 100 KB field value came back whole in the 400 that refused it (and in the log line).
+An error names the field and shows enough of the value to recognise it: at most
+``SHOWN_MAX`` characters of the message, then how long it was.
+"""
+
+from __future__ import annotations
+
+SHOWN_MAX = 500
+
+
+def shown(text: str, limit: int = SHOWN_MAX) -> str:
+    """``text`` when it has at most ``limit`` characters, else its first ``limit`` and
+    ``"... (<n> characters)"``."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"

@@ -1,0 +1,67 @@
+"""gunicorn's own answers to requests it refuses (414 long request line, 431 long header)
+are JSON with the input cut, not HTML repeating it: the shipped gunicorn settings
+(observability/gunicorn_conf.py) on a real gunicorn process over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from fake_openrouter.process import free_port
+from tests.celery.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def gunicorn_base() -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen(  # noqa: S603
+        [sys.executable, "-m", "gunicorn", "reverie_ops.wsgi", "-c", "observability/gunicorn_conf.py", "-w", "1",
+         "-b", f"127.0.0.1:{port}"],
+        cwd=ROOT, env={**os.environ, "DJANGO_DEBUG": "true"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(base + "/api/v1/openapi.json", timeout=1)
+                break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _raw(base: str, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    return int(lines[0].split()[1]), headers, body
+
+
+@pytest.mark.parametrize(("request_bytes", "status"), [
+    (b"GET /" + b"a" * 10_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+    (b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 20_000 + b"\r\n\r\n", 431),
+])
+def test_gunicorns_own_refusals_are_json_and_do_not_echo_the_input(gunicorn_base, request_bytes, status):
+    code, headers, body = _raw(gunicorn_base, request_bytes)
+    assert code == status
+    assert headers["content-type"] == "application/json"
+    assert len(body) < 1_000
+    error = json.loads(body)["error"]
+    assert error["code"] == status and len(error["message"]) < 300
