@@ -179,7 +179,8 @@ def test_compose_services_as_processes_serve_what_a_new_user_checks(stack: Stack
     # Every metric the dashboard queries, in what Prometheus scrapes after the traffic.
     web_text = httpx.get(f"{stack.base('web')}/metrics", headers={"Host": "web:8000", "Authorization": f"Bearer {scrape_token}"},
                          timeout=20).text
-    worker_text = httpx.get(f"{stack.base('worker')}/metrics", timeout=20).text
+    worker_text = httpx.get(f"{stack.base('worker')}/metrics", headers={"Authorization": f"Bearer {scrape_token}"},
+                            timeout=20).text
     # A sample, or (for what is read at scrape time, e.g. no suspension yet) its TYPE line.
     exposed = set(re.findall(r"^(?:# TYPE )?([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{| )", web_text + "\n" + worker_text, flags=re.M))
     wanted = dashboard_metric_names(DASHBOARD)

@@ -7,8 +7,9 @@ every 2 s, requests whose body never comes, and streaming gateway requests whose
 never read their reply (a 1 KB receive buffer). Through the proxy, with slow headers and
 slow bodies, a well-behaved client's health checks and gateway requests are all served
 meanwhile, and one address past the per-client connection limit is answered 429 while
-the others are served. Slow readers of gateway streams still stall the web tier (the
-second test, expected to fail until that is fixed). The same header attack sent to gunicorn
+the others are served; with slow readers of gateway streams (which pass the proxy
+unbuffered, X-Accel-Buffering: no, for the commit point's latency) likewise. The same
+header attack sent to gunicorn
 directly (no proxy) makes the health check time out: the attack is strong enough to
 matter, and the proxy is what stops it.
 """
@@ -231,12 +232,6 @@ def test_slow_header_and_slow_body_clients_do_not_starve_health_or_the_gateway(s
     assert any(s != 200 for s, _ in direct), f"gunicorn alone survived the attack: {direct}"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "gateway streams pass the proxy unbuffered (X-Accel-Buffering: no, for the commit point's latency), so a client "
-    "that never reads its stream stalls gunicorn 27's gthread workers: with 24 such clients health checks time out "
-    "through the proxy and directly (a worker's main thread lingers in a graceful close, gunicorn/util.py "
-    "close_graceful, as far as traced); buffering the streams at the proxy (proxy_ignore_headers X-Accel-Buffering) "
-    "avoids it at the cost of streaming"))
 @pytest.mark.slow(120)
 def test_slow_reading_stream_clients_do_not_starve_health_or_the_gateway(stack: Stack):
     gateway = _up(stack)
