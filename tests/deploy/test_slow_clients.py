@@ -9,9 +9,8 @@ slow bodies, a well-behaved client's health checks and gateway requests are all 
 meanwhile, and one address past the per-client connection limit is answered 429 while
 the others are served; with slow readers of gateway streams (which pass the proxy
 unbuffered, X-Accel-Buffering: no, for the commit point's latency) likewise. The same
-header attack sent to gunicorn
-directly (no proxy) makes the health check time out: the attack is strong enough to
-matter, and the proxy is what stops it.
+header attack sent to gunicorn directly (no proxy) makes the health check time out: the
+attack is strong enough to matter, and the proxy is what stops it.
 """
 
 from __future__ import annotations
