@@ -1,6 +1,11 @@
 """The judges on real third-party text: one table per judge and language, worst examples.
 
-Usage: ``.venv/bin/python bench/real_text.py [--judge NAME ...] [--examples N]``.
+Usage: ``.venv/bin/python bench/real_text.py [--judge NAME ...] [--examples N]``, or
+``.venv/bin/python bench/real_text.py --prefix [--split all|tuned|held_out]`` for the
+gateway's live checks (``routing.live_checks``): each check's false-block rate on the
+clean texts as a stream's held prefix (32, 64, 128 characters) and as a whole reply, per
+language and per source, its catch rate on the real defects, before (the prefix judge
+that blocked on every check) and now (``tests.real_text_prefix``).
 
 Reads ``tests/fixtures/real-text/`` (sources and licences in its README): XSTest
 completions with human labels, LLMZoo answers, NTREX news translations in the 17
@@ -22,7 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from canary.judges import warm_up  # noqa: E402 (path set above)
+from routing.live_checks import PREFIX_CANDIDATES, REPLY_CHECKS, LiveCheck  # noqa: E402
 from tests.real_text import JUDGES, Judged, Tally, cases, judge_all, refusal_fold, tally  # noqa: E402
+from tests.real_text_prefix import PREFIX_LENGTHS, WHOLE, Table, Text, measure, texts, within_limits  # noqa: E402
 
 
 def _row(label: str, t: Tally) -> str:
@@ -81,11 +88,74 @@ def report(judged: list[Judged], judge: str, examples: int) -> None:
                     print(_excerpt(item))
 
 
+# Before: the prefix judge of the first streaming gateway (canary.judges.prefix, removed), where
+# every check blocked, the refusal judge included, and no mojibake check ran.
+BEFORE_CHECKS: tuple[LiveCheck, ...] = tuple(
+    LiveCheck(c.name, c.decides_at_chars, True, c.judge) for c in PREFIX_CANDIDATES if c.name != "mojibake")
+
+
+def _prefix_report(title: str, table: Table, checks: tuple[LiveCheck, ...], lengths: tuple[int, ...],
+                   detail: bool, examples: int) -> None:
+    print(f"\n== {title}")
+    heads = " ".join(f"{'@' + str(n) if n else 'whole':>14}" for n in lengths)
+    print(f"  {'check':<16} {'blocks':<6} {'group':<24} {'clean':>6} {heads}   caught (of defects) {lengths[-1] or 'whole'}")
+    names = [*(c.name for c in checks if c.name in table), "ANY (blocking)"]
+    blocking = {c.name: c.blocks for c in checks}
+    for name in names:
+        by_length = table[name]
+        keys = sorted(by_length[lengths[0]], key=lambda k: (k != "ALL", k))
+        for key in keys:
+            if not detail and key != "ALL" and not any(by_length[n][key].blocked for n in lengths):
+                continue
+            counts = [by_length[n][key] for n in lengths]
+            cells = " ".join(f"{c.blocked:>4} {c.rate:>8.2%}" for c in counts)
+            last = counts[-1]
+            caught = f"{last.caught}/{last.defects}" if last.defects else "-"
+            flag = "yes" if blocking.get(name, True) else "no"
+            print(f"  {name:<16} {flag:<6} {key:<24} {counts[0].clean:>6} {cells}   {caught}")
+        if examples and name != "ANY (blocking)":
+            shown = by_length[lengths[-1]]["ALL"].examples[:examples]
+            for line in shown:
+                print(f"      false block: {line}")
+    for check in checks:
+        if check.blocks:
+            for problem in within_limits(table, check.name):
+                print(f"  OVER THE LIMIT (blocks, must not): {problem}")
+
+
+def prefix_main(split: str, examples: int, strict: bool) -> None:
+    chosen: list[Text] = [t for t in texts(strict=strict) if split == "all" or t.held_out == (split == "held_out")]
+    clean = sum(t.role == "clean" for t in chosen)
+    print(f"Real texts ({split}, {'strict labels' if strict else 'labels read for their own defect'}): {clean} clean, "
+          f"{len(chosen) - clean} defects; expected language = the text's own")
+    for title, checks, lengths in (
+        ("BEFORE: prefix checks, all blocking (first streaming gateway)", BEFORE_CHECKS, PREFIX_LENGTHS),
+        ("NOW: prefix checks (routing.live_checks.PREFIX_CANDIDATES)", PREFIX_CANDIDATES, PREFIX_LENGTHS),
+        ("NOW: whole-reply checks (routing.live_checks.REPLY_CHECKS)", REPLY_CHECKS, (WHOLE,)),
+    ):
+        _prefix_report(f"{title}, {split}", measure(checks, chosen, lengths), checks, lengths, detail=False,
+                       examples=examples)
+    _prefix_report(f"NOW: whole-reply checks with no expected language (mixing only), {split}",
+                   measure(REPLY_CHECKS, chosen, (WHOLE,), no_language=True), REPLY_CHECKS, (WHOLE,), detail=False,
+                   examples=examples)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judge", action="append", choices=JUDGES, help="only these judges")
     parser.add_argument("--examples", type=int, default=8, help="worst examples per judge")
+    parser.add_argument("--prefix", action="store_true", help="the gateway's live checks (prefix and whole reply)")
+    parser.add_argument("--split", choices=("all", "tuned", "held_out"), default="all",
+                        help="with --prefix: which texts (held out: source models the rules were not written on)")
+    parser.add_argument("--strict", action="store_true",
+                        help="with --prefix: every labelled-clean text clean for every check (tests.real_text_prefix)")
     args = parser.parse_args()
+    if args.prefix:
+        started = time.perf_counter()
+        warm_up()
+        prefix_main(args.split, min(args.examples, 3), args.strict)
+        print(f"\n{time.perf_counter() - started:.0f} s")
+        return
     selected = args.judge or list(JUDGES)
     started = time.perf_counter()
     warm_up()

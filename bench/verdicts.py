@@ -20,9 +20,9 @@ django_on()
 
 from django.conf import settings  # noqa: E402
 
-from canary.languages import DEFAULT_LANGUAGES  # noqa: E402
 from canary.models import EndpointRound  # noqa: E402
 from canary.services.rounds import round_run  # noqa: E402
+from core.languages import DEFAULT_LANGUAGES  # noqa: E402
 from tests.verdicts.fleets import FAULTS, MODEL, endpoint, fault_fleet, fleet, healthy_fleet  # noqa: E402
 
 settings.CANARY_TTFT_LIMIT_S = 3.0

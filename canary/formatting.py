@@ -27,3 +27,26 @@ def ratio_percent(part: Any, whole: Any) -> str:
         return percent(float(part) / float(whole)) if whole else NO_VALUE
     except (TypeError, ValueError):
         return NO_VALUE
+
+
+def milliseconds(value: Any) -> str:
+    """A duration in ms rounded to a whole ms with its unit and thousands separators
+    (``230.769`` -> ``"231 ms"``, ``12034.5`` -> ``"12,034 ms"`` (half to even)); ``NO_VALUE``
+    for None or a value that is not a number."""
+    if value is None or isinstance(value, bool):
+        return NO_VALUE
+    try:
+        return f"{round(float(value)):,} ms"
+    except (TypeError, ValueError, OverflowError):
+        return NO_VALUE
+
+
+def usd(value: Any, places: int = 6) -> str:
+    """An amount in USD with ``places`` decimals (``0.00018`` -> ``"$0.000180"``);
+    ``NO_VALUE`` for None or a value that is not a number."""
+    if value is None or isinstance(value, bool):
+        return NO_VALUE
+    try:
+        return f"${float(value):,.{places}f}"
+    except (TypeError, ValueError, OverflowError):
+        return NO_VALUE

@@ -20,8 +20,10 @@ from django.conf import settings
 from canary.exclusions import target_matches
 from canary.models import Endpoint, EndpointPolicyState, EndpointRound, ProbeResult, Round
 from canary.probes import ALL_KINDS, STRUCTURED
+from canary.reply_evidence import failing_replies
 from canary.services.ignore_list import ignore_list_cached, ignore_list_get
 from canary.verdicts import Verdict
+from canary.why import round_summary
 
 
 def model_watched(model_id: str) -> bool:
@@ -138,8 +140,11 @@ def round_report(rnd: Round) -> dict[str, Any]:
 
     ``{"round", "model", "language", "mode", "status", "started_at", "finished_at",
     "cost_usd", "prompt_tokens", "completion_tokens", "weak_probes", "endpoints": [{"provider",
-    "tag", "outcome", "streak", "action", "suspended_until", "languages", "probes": [{"kind",
-    "verdict", "check", "reason", "ttft_ms", "fleet_rate", "reply_excerpt"}]}]}``.
+    "tag", "outcome", "streak", "action", "suspended_until", "summary" (what failed, on k of n
+    replies: ``canary.why.round_summary``), "controls" (the kinds it is a positive control of),
+    "probes": [{"kind", "verdict", "check", "reason", "ttft_ms", "fleet_rate", "reply_excerpt",
+    "control" (a positive control's own kind), "shown" (failures only: the failing reply,
+    ``canary.reply_evidence.FailingReply.as_dict``)}]}]}``.
     Times are ISO 8601 UTC; ``ttft_ms`` in ms; ``cost_usd`` a decimal string in USD.
     """
     results = (
@@ -151,6 +156,11 @@ def round_report(rnd: Round) -> dict[str, Any]:
         by_tag.setdefault(r.endpoint.tag, {})[r.kind] = r
         providers[r.endpoint.tag] = r.endpoint.provider_name
     ers = {er.endpoint.tag: er for er in EndpointRound.objects.filter(round=rnd).select_related("endpoint")}
+    shown = failing_replies(
+        {"round_id": r.round_id, "endpoint_id": r.endpoint_id, "kind": r.kind, "check_name": r.check_name,
+         "evidence": r.evidence, "sample": r.sample}
+        for r in results if r.verdict == Verdict.FAIL
+    )
     endpoints = []
     for tag in sorted(by_tag):
         er = ers.get(tag)
@@ -170,6 +180,8 @@ def round_report(rnd: Round) -> dict[str, Any]:
                     "fleet_rate": r.fleet_rate,
                     "language": r.language,
                     "reply_excerpt": r.reply_excerpt[:200] if r.verdict == "fail" else "",
+                    "control": kind in (r.endpoint.positive_control_kinds or []),
+                    "shown": shown[key].as_dict() if (key := (r.round_id, r.endpoint_id, kind)) in shown else None,
                 }
             )
         endpoints.append(
@@ -180,6 +192,8 @@ def round_report(rnd: Round) -> dict[str, Any]:
                 "streak": er.streak if er else 0,
                 "action": er.action if er else "none",
                 "suspended_until": er.suspended_until.isoformat() if er and er.suspended_until else None,
+                "summary": round_summary(er.evidence or {}) if er else "",
+                "controls": list((er.evidence or {}).get("controls") or []) if er else [],
                 "probes": probes,
             }
         )

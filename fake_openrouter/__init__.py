@@ -16,5 +16,5 @@ Modules, one purpose each:
 
 Wall: nothing here imports Django, ``canary.judges`` or ``openrouter`` (the client it
 fakes); the simulator must not be able to agree with the judges or the parsers by
-construction. It shares only the canary's list of languages (``canary.languages``).
+construction. It shares only the list of languages (``core.languages``).
 """

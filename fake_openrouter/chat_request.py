@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from canary.languages import LANGUAGE_NAMES
+from core.languages import LANGUAGE_NAMES
 from fake_openrouter.draws import request_digest
 from fake_openrouter.preferences import ProviderPreferences, parse_preferences
 from fake_openrouter.wire import error_body

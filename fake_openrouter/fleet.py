@@ -19,7 +19,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
-from canary.languages import LANGUAGE_NAMES
+from core.languages import LANGUAGE_NAMES
 
 RefusalStyle = Literal["text", "empty", "content_filter", "truncated", "http_403"]
 StructuredMode = Literal["ok", "fenced", "invalid_json", "missing_field", "wrong_type", "prose"]

@@ -20,7 +20,7 @@ from django.utils import timezone
 from canary.selectors import route_canary_states
 from observability.breakers import breaker_rows
 from observability.models import BreakerBoard, Reliability
-from observability.reliability import reliability_page
+from observability.series import breaker_page_timeline, reliability_page_charts
 from routing.models import Route
 from routing.services import breaker_store
 
@@ -60,7 +60,7 @@ class ReliabilityAdmin(_Page):
     also_allowed = "routing.view_requestevent"
 
     def page_context(self, request: HttpRequest) -> dict[str, Any]:
-        return reliability_page(timezone.now())
+        return reliability_page_charts(timezone.now())
 
 
 @admin.register(BreakerBoard)
@@ -87,6 +87,7 @@ class BreakerBoardAdmin(_Page):
             "error": error,
             "open_count": sum(1 for r in rows if r.state == "open"),
             "half_open_count": sum(1 for r in rows if r.state == "half_open"),
+            "timeline": breaker_page_timeline(rows, timezone.now()),
         }
 
 

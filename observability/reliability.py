@@ -311,6 +311,30 @@ def _raw_sums(since: datetime, until: datetime) -> _Rows:
     return _Rows(requests, attempts)
 
 
+def hourly_rows(since: datetime, until: datetime, rolled_until: datetime) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Request and attempt rows of [since, until) per hour (``_REQUEST_COLS`` and
+    ``_ATTEMPT_COLS`` with ``hour`` a datetime, or a text "YYYY-MM-DD HH:00:00" on SQLite):
+    the rollup rows before ``rolled_until``, the events after it grouped per hour. For the
+    reliability page's time series (``observability.series``)."""
+    cut = max(since, min(rolled_until, until))
+    requests = [(row[0], *row[1:13], list(row[13] or []))
+                for row in RequestHour.objects.filter(hour__gte=since, hour__lt=cut).values_list(*_REQUEST_COLS)]
+    attempts = list(AttemptHour.objects.filter(hour__gte=since, hour__lt=cut).values_list(*_ATTEMPT_COLS))
+    if cut < until:
+        with connection.cursor() as cur:
+            cur.execute(_sql(_REQUESTS_SELECT, hourly=True), [_when(cut), _when(until)])
+            requests += [(*row[:13], json.loads(row[13]) if isinstance(row[13], str) else row[13]) for row in cur.fetchall()]
+            cur.execute(_sql(_ATTEMPTS_SELECT, hourly=True), [_when(cut), _when(until)])
+            attempts += cur.fetchall()
+    return requests, attempts
+
+
+def rolled_until_now(now: datetime) -> datetime:
+    """How far the rollups go (without refreshing them)."""
+    return (RollupState.objects.filter(name="reliability").values_list("rolled_until", flat=True).first()
+            or _hour_floor(now - KEEP))
+
+
 class _Reader:
     """Rows of a time range: rollup sums where rolled up, events after; each distinct
     range is read once per report (the 24 h and 7 d windows share their open hour)."""

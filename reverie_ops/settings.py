@@ -180,6 +180,8 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
+# One time format on every admin page (reverie_ops/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["reverie_ops.formats"]
 USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"

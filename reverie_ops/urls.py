@@ -6,6 +6,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 from canary import api
+from core.favicon import favicon_view
 from observability.views import metrics_view
 
 urlpatterns = [
@@ -16,5 +17,6 @@ urlpatterns = [
     path("api/v1/routing/ignore", api.ignore_view, name="api-ignore"),
     path("api/v1/routing/provider", api.provider_view, name="api-provider"),
     path("metrics", metrics_view, name="metrics"),
+    path("favicon.ico", favicon_view, name="favicon"),
     path("", include("routing.urls")),
 ]

@@ -23,6 +23,15 @@ from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, Reque
 from routing.services import breaker_store, contract_version_create
 
 
+def _ms(value: float | None) -> str:
+    """A duration rounded to a whole ms with its unit (``230.77`` -> ``"231 ms"``)."""
+    return "—" if value is None else f"{round(value):,} ms"
+
+
+def _usd(value: Any) -> str:
+    """An amount in USD with six decimals (``0.00018`` -> ``"$0.000180"``)."""
+    return "—" if value is None else f"${float(value):.6f}"
+
 class ContractVersionForm(forms.ModelForm):
     class Meta:
         model = ContractVersion
@@ -53,9 +62,10 @@ class ContractVersionAdmin(admin.ModelAdmin):
     def workload(self, obj: ContractVersion) -> str:
         return str(obj.spec.get("workload", ""))
 
-    @admin.display(boolean=True, description="in use")
-    def in_use(self, obj: ContractVersion) -> bool:
-        return obj.first_used_at is not None
+    @admin.display(description="in use")
+    def in_use(self, obj: ContractVersion) -> str:
+        # Words, not a red cross: a version nobody has used yet is not a failure.
+        return f"since {obj.first_used_at:%Y-%m-%d %H:%M} UTC" if obj.first_used_at is not None else "not yet"
 
     def save_model(self, request: HttpRequest, obj: ContractVersion, form: Any, change: bool) -> None:
         spec = {**obj.spec, "name": obj.name}
@@ -100,12 +110,16 @@ class RouteAdmin(admin.ModelAdmin):
     # The model id is in the filter, not a column: routes of one model repeat it on every
     # row, and the list must fit a 1440 px window.
     list_display = ["name", "provider_tag", "context", "model_class", "enabled",
-                    "health", "latency_ms", "structured_honoured", "canary", "breaker"]
+                    "health", "latency", "structured_honoured", "canary", "breaker"]
     list_filter = ["model_id", "enabled", "model_class", "region"]
     actions = ["reset_breakers"]
 
     class Media:
         css = {"all": ["routing/changelist.css"]}
+
+    @admin.display(description="latency", ordering="latency_ms")
+    def latency(self, obj: Route) -> str:
+        return _ms(obj.latency_ms)
 
     @admin.display(description="context", ordering="context_length")
     def context(self, obj: Route) -> str:
@@ -165,10 +179,22 @@ class AttemptInline(admin.TabularInline):
     model = AttemptEvent
     extra = 0
     can_delete = False
-    fields = ["index", "route", "status", "failure_class", "failure_reason", "http_status", "latency_ms",
-              "fallback_reason", "validation", "breaker_state", "cost_usd", "hedge"]
-    readonly_fields = ["index", "route", "status", "failure_class", "failure_reason", "http_status", "latency_ms",
-                       "fallback_reason", "validation", "breaker_state", "cost_usd", "hedge"]
+    fields = ["index", "route", "status", "failure_class", "failure_reason", "http_status", "latency", "ttft",
+              "fallback_reason", "validation", "breaker_state", "cost", "hedge"]
+    readonly_fields = ["index", "route", "status", "failure_class", "failure_reason", "http_status", "latency", "ttft",
+                       "fallback_reason", "validation", "breaker_state", "cost", "hedge"]
+
+    @admin.display(description="latency")
+    def latency(self, obj: AttemptEvent) -> str:
+        return _ms(obj.latency_ms)
+
+    @admin.display(description="TTFT")
+    def ttft(self, obj: AttemptEvent) -> str:
+        return _ms(obj.ttft_ms)
+
+    @admin.display(description="cost (USD)")
+    def cost(self, obj: AttemptEvent) -> str:
+        return _usd(obj.cost_usd)
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -176,8 +202,8 @@ class AttemptInline(admin.TabularInline):
 
 @admin.register(RequestEvent)
 class RequestEventAdmin(_ReadOnly):
-    list_display = ["started", "operation", "contract", "result", "final_route", "attempt_count", "latency_ms",
-                    "cost_usd"]
+    list_display = ["started", "operation", "contract", "result", "final_route", "attempt_count", "latency",
+                    "cost"]
     list_display_links = ["started"]
     list_filter = ["outcome", "failure_class", "contract"]
     search_fields = ["operation_id"]
@@ -192,6 +218,14 @@ class RequestEventAdmin(_ReadOnly):
             return "—"
         at = obj.started_at.astimezone(UTC)
         return format_html("{}<br>{}", at.strftime("%Y-%m-%d"), at.strftime("%H:%M:%S"))
+
+    @admin.display(description="latency", ordering="latency_ms")
+    def latency(self, obj: RequestEvent) -> str:
+        return _ms(obj.latency_ms)
+
+    @admin.display(description="cost (USD)", ordering="cost_usd")
+    def cost(self, obj: RequestEvent) -> str:
+        return _usd(obj.cost_usd)
 
     @admin.display(description="outcome", ordering="outcome")
     def result(self, obj: RequestEvent) -> str:

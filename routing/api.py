@@ -14,7 +14,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from canary.languages import language_of_tag
+from core.languages import language_of_tag
 from core.shown import shown
 from core.strict_json import loads_marking
 from core.tokens import service_token_verify
@@ -116,7 +116,7 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
         return _render(error_reply(400, "invalid_idempotency_key", f"Idempotency-Key must be 1 to {_MAX_KEY} printable characters"), stream=False)
     language = request.headers.get(HEADER_LANGUAGE)
     if language is not None:
-        # The languages the language judge reads (canary.languages): another code could
+        # The languages the language judge reads (core.languages): another code could
         # never be checked before the commit point.
         try:
             language = language_of_tag(language)

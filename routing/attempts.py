@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from openrouter.transport import AttemptHandle
 from routing.breaker import BreakerStore, Permit
-from routing.commit import Checks, answer_checks, hold_over, prefix_checks, reply_checks
+from routing.commit import Checks, answer_checks, commit_now, hold_over, prefix_checks, reply_checks
 from routing.contracts import Contract
 from routing.deadline import AttemptTimes, Deadline
 from routing.failures import Failure, FailureClass, Signal, classify, validation_failure
@@ -94,6 +94,7 @@ class RequestRun:
         self.live = False
         self.model: str | None = None
         self.language: str | None = None
+        self.language_source = "none"  # routing.conversation_language.ExpectedLanguage.source
         self.request_text = ""
         self.client_max_tokens: int | None = None
 
@@ -218,13 +219,14 @@ class RequestRun:
             t.validation = validate_answer(c, outcome.answer)
             record.validation = t.validation.summary
             problems = list(t.validation.problems)
-            if not self.live and self.language:
-                # Not streamed: the whole answer is the commit point, and the expected
-                # language is judged on it before it is accepted.
-                language = answer_checks(outcome.answer.content or "", self.language)
-                record.checks.update({f"answer.{k}": v for k, v in language.verdicts.items()})
-                record.validation = "; ".join(filter(None, (record.validation, language.summary("answer"))))
-                problems += [language.failed] if language.failed else []
+            if not self.live and c.output_mode == "none" and outcome.answer.content:
+                # Not streamed, or buffered: the whole answer is the commit point, and it
+                # passes the checks a stream's prefix and end would before it is accepted.
+                content = answer_checks(outcome.answer.content, self.language)
+                record.checks.update({f"answer.{k}": v for k, v in content.verdicts.items()})
+                record.validation = "; ".join(filter(None, (record.validation, content.summary("answer"),
+                                                            self.language_said())))
+                problems += [content.failed] if content.failed else []
             if problems:
                 cut = caused_by_request(outcome.answer.finish_reason, self.client_max_tokens)
                 failure = validation_failure(problems, caller_max_tokens=self.client_max_tokens if cut else None)
@@ -260,10 +262,15 @@ class RequestRun:
             gw.breakers.record(route.name, self.now_ms(), "neutral", permit=permit)
         return t
 
+    def language_said(self) -> str:
+        """``"language: pt (assistant_turns)"``: the expected language and where it came from."""
+        return f"language: {self.language or 'none, mixing only'} ({self.language_source})"
+
     def judge_whole(self, answer: Answer, record: AttemptRecord) -> Checks:
-        """The pre-commit checks on an answer that ended before its commit point."""
-        checks = prefix_checks(answer.content or "", self.language)
-        record.checks = {f"prefix.{k}": v for k, v in checks.verdicts.items()}
+        """The checks of an answer that ended before its commit point: nothing was sent,
+        so it is judged whole (``answer_checks``) before it is accepted."""
+        checks = answer_checks(answer.content or "", self.language)
+        record.checks = {f"answer.{k}": v for k, v in checks.verdicts.items()}
         record.message = checks.failed[:500]
         return checks
 
@@ -277,6 +284,7 @@ class RequestRun:
         stream = live.stream
         record = t.record
         first_at: float | None = None
+        judged = 0  # content characters the checks last read
         reader = live.chunks()
         for _ in reader:
             if not stream.output_seen or stream.finished:
@@ -284,11 +292,19 @@ class RequestRun:
             now = clock()
             if first_at is None:
                 first_at = now
-            if not hold_over(commit, content_chars=stream.content_chars, first_content_at_s=first_at, now_s=now):
+            over = hold_over(commit, content_chars=stream.content_chars, first_content_at_s=first_at, now_s=now)
+            # Under an early commit the checks read every new piece of the prefix, so the
+            # stream commits the moment they have decided; else only the full hold.
+            if not over and not (commit.early and stream.content_chars > judged):
                 continue
+            judged = stream.content_chars
             checks = prefix_checks(stream.content_so_far, self.language)
+            if not commit_now(commit, checks, hold_is_over=over):
+                continue
             record.checks = {f"prefix.{k}": v for k, v in checks.verdicts.items()}
-            record.validation = checks.summary("prefix")
+            held_ms = (now - first_at) * 1000.0
+            record.validation = (f"{checks.summary('prefix')} (after {judged} chars, {held_ms:.0f} ms; "
+                                 f"{self.language_said()})")
             if not checks.ok:
                 live.cut("rejected")
                 for _ in reader:

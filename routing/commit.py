@@ -1,38 +1,21 @@
-"""The commit point of a streamed answer: when to stop holding, and what the held prefix
-and the finished stream are judged by. Pure.
+"""The commit point of a streamed answer: when to stop holding, and what the held prefix,
+the finished stream and a whole answer are judged by. Pure.
 
-The checks are the canary's own judges (``canary.judges.prefix``), the same functions
-its rounds run, so a host the canary would call corrupt is routed around on live traffic
-before a client sees a byte. Only a ``fail`` rejects; ``inconclusive`` (a prefix too
-short to judge) commits.
+The checks are ``routing.live_checks`` (the canary's own judges, each allowed to block
+only where real text says it may). The commit point is the earliest moment every
+blocking check has decided on the held prefix (``Checks.decided``: each says from how
+many characters it can), capped by the contract's hold (``hold_over``); a contract with
+``stream_commit.early`` false waits for the whole hold, as the first streaming gateway
+did. A blocking ``fail`` rejects the prefix at once; ``inconclusive`` at the end of the
+hold commits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
-from canary.judges.language import judge_language
-from canary.judges.prefix import judge_prefix, judge_streamed_reply
-from canary.verdicts import Judgement, Reply
 from routing.contracts import StreamCommit
+from routing.live_checks import ANSWER_CHECKS, PREFIX_CHECKS, REPLY_CHECKS, Checks, run_checks
 
-
-@dataclass(frozen=True)
-class Checks:
-    """Check name -> verdict (``pass``, ``fail``, ``inconclusive``), and the reason of the
-    first failure ("" when none failed)."""
-
-    verdicts: dict[str, str]
-    failed: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return not self.failed
-
-    def summary(self, stage: str) -> str:
-        """``"prefix: leading_garbage=pass, ..."``: what the attempt event stores."""
-        return f"{stage}: " + ", ".join(f"{k}={v}" for k, v in self.verdicts.items())
+__all__ = ["Checks", "answer_checks", "hold_over", "prefix_checks", "reply_checks", "commit_now"]
 
 
 def hold_over(commit: StreamCommit, *, content_chars: int, first_content_at_s: float | None, now_s: float) -> bool:
@@ -43,33 +26,25 @@ def hold_over(commit: StreamCommit, *, content_chars: int, first_content_at_s: f
     return content_chars >= commit.hold_chars or (now_s - first_content_at_s) * 1000.0 >= commit.hold_ms
 
 
-def _checks(judge: Callable[[str, str | None], list], text: str, language: str | None) -> Checks:
-    verdicts: dict[str, str] = {}
-    failed = ""
-    for judgement in judge(text, language):
-        verdict = judgement.verdict.value
-        verdicts[judgement.check] = verdict
-        if verdict == "fail" and not failed:
-            failed = f"{judgement.check}: {judgement.reason}"
-    return Checks(verdicts, failed)
+def commit_now(commit: StreamCommit, checks: Checks, *, hold_is_over: bool) -> bool:
+    """Whether the prefix judged by ``checks`` ends the hold now: a blocking failure
+    (rejected at once), every blocking check decided (under ``commit.early``), or the
+    hold over."""
+    return hold_is_over or not checks.ok or (commit.early and checks.decided)
 
 
 def prefix_checks(text: str, language: str | None) -> Checks:
-    """The pre-commit checks of a held prefix (``canary.judges.prefix.judge_prefix``)."""
-    return _checks(judge_prefix, text, language)
+    """The pre-commit checks of a held prefix (``routing.live_checks.PREFIX_CHECKS``)."""
+    return run_checks(PREFIX_CHECKS, text, language)
 
 
 def reply_checks(text: str, language: str | None) -> Checks:
-    """The post-stream checks of a reply already sent (``judge_streamed_reply``)."""
-    return _checks(judge_streamed_reply, text, language)
-
-
-def _answer_language(text: str, language: str | None) -> list[Judgement]:
-    return [judge_language(Reply(content=text), language)] if language else []
+    """The post-stream checks of a reply already sent (``REPLY_CHECKS``): a blocking
+    failure ends the stream with an error event."""
+    return run_checks(REPLY_CHECKS, text, language)
 
 
 def answer_checks(text: str, language: str | None) -> Checks:
-    """The checks of a whole answer that was not streamed, before it is accepted: its
-    language when one is expected (``judge_language``, as on a streamed prefix); none
-    otherwise."""
-    return _checks(_answer_language, text, language)
+    """The checks of a whole answer that was not streamed (or was buffered), before it is
+    accepted (``ANSWER_CHECKS``: the blocking prefix checks and the reply checks)."""
+    return run_checks(ANSWER_CHECKS, text, language)

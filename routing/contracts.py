@@ -29,7 +29,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from canary.judges.schemas import SchemaRefused, schema_validator
-from canary.languages import language_of_tag
+from core.languages import language_of_tag
 from core.strict_json import strict_loads
 from routing.deadline import Allowances
 from routing.semantic import SEMANTIC_CHECKS
@@ -39,7 +39,7 @@ MODALITIES = ("text", "image", "audio")
 OUTPUT_MODES = ("none", "json_object", "json_schema")
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter")
 STREAM_COMMIT_MODES = ("buffer", "prefix")
-_STREAM_COMMIT_KEYS = frozenset({"mode", "hold_chars", "hold_ms"})
+_STREAM_COMMIT_KEYS = frozenset({"mode", "hold_chars", "hold_ms", "early"})
 # The prefix hold of a text contract without its own ``stream_commit``: enough text for the
 # prefix judges (a leading fragment, a template token, a refusal opener) and short enough
 # that a reader does not notice it (a few tokens at chat speed).
@@ -70,14 +70,17 @@ class StreamCommit:
     ``buffer``: the whole answer is validated first (the reply arrives at once, as an SSE
     stream of one content chunk). ``prefix``: the first ``hold_chars`` characters of
     content or ``hold_ms`` milliseconds after the first content, whichever comes first,
-    are held and judged (``canary.judges.prefix``); then every chunk is passed on as it
+    are held and judged (``routing.live_checks``); then every chunk is passed on as it
     arrives. Before the commit any failure falls back invisibly; after it, a failure ends
-    the stream with an error event.
+    the stream with an error event. ``early`` (default true): commit as soon as every
+    blocking check has decided on the prefix (``routing.commit``), the hold being the
+    cap; false waits for the whole hold.
     """
 
     mode: str = "buffer"
     hold_chars: int = DEFAULT_HOLD_CHARS
     hold_ms: float = DEFAULT_HOLD_MS
+    early: bool = True
 
     @property
     def prefix(self) -> bool:
@@ -86,7 +89,10 @@ class StreamCommit:
     def as_dict(self) -> dict[str, Any]:
         if self.mode == "buffer":
             return {"mode": "buffer"}
-        return {"mode": self.mode, "hold_chars": self.hold_chars, "hold_ms": self.hold_ms}
+        out: dict[str, Any] = {"mode": self.mode, "hold_chars": self.hold_chars, "hold_ms": self.hold_ms}
+        if not self.early:
+            out["early"] = False
+        return out
 
 
 @dataclass(frozen=True)
@@ -268,17 +274,19 @@ def _stream_commit(data: Mapping[str, Any], *, text_only: bool, first_token_s: f
     mode = value.get("mode")
     _require(mode in STREAM_COMMIT_MODES, f"stream_commit.mode: expected one of {list(STREAM_COMMIT_MODES)}, got {mode!r}")
     if mode == "buffer":
-        _require(set(value) == {"mode"}, "stream_commit: hold_chars and hold_ms apply to mode prefix only")
+        _require(set(value) == {"mode"}, "stream_commit: hold_chars, hold_ms and early apply to mode prefix only")
         return StreamCommit("buffer")
     _integer(value, "hold_chars", minimum=1)
     _number(value, "hold_ms", positive=True)
+    early = value.get("early", True)
+    _require(isinstance(early, bool), f"stream_commit.early: expected true or false, got {early!r}")
     hold_chars = value.get("hold_chars", DEFAULT_HOLD_CHARS)
     hold_ms = float(value.get("hold_ms", DEFAULT_HOLD_MS))
     limit_s = first_token_s if first_token_s is not None else deadline_s
     limit_name = "first_token_s" if first_token_s is not None else "deadline_s"
     _require(hold_ms / 1000.0 < limit_s,
              f"stream_commit.hold_ms: {hold_ms:g} ms is not shorter than {limit_name} ({limit_s:g} s)")
-    return StreamCommit("prefix", hold_chars, hold_ms)
+    return StreamCommit("prefix", hold_chars, hold_ms, early)
 
 
 def contract_from_dict(data: Mapping[str, Any]) -> Contract:

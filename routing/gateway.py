@@ -22,6 +22,7 @@ from typing import Any
 from routing.attempt_chain import AttemptChain
 from routing.breaker import BreakerStore
 from routing.contracts import Contract
+from routing.conversation_language import expected_language
 from routing.deadline import Deadline
 from routing.gateway_result import EventSink, GatewayResult
 from routing.request_check import RequestInvalid, caller_max_tokens, check_request
@@ -87,8 +88,10 @@ class Gateway:
         without side effects: a committed stream cannot be replayed from the ledger) the
         result may be ``"streaming"``: the held prefix passed the pre-commit checks
         and ``result.committed`` passes the rest on; its final result is emitted when the
-        stream ends. ``language`` (ISO 639-1) is the language the prefix must be in
-        (default: the contract's ``expected_language``).
+        stream ends. ``language`` (ISO 639-1, the ``X-Expected-Language`` header) is the
+        language the reply must be in; without it the contract's ``expected_language``,
+        else the conversation's (``routing.conversation_language``), else none (the
+        reply is checked for mixing only).
         """
         deadline = Deadline(contract.deadline_s, self.clock)
         started_wall = self.wall()
@@ -103,7 +106,8 @@ class Gateway:
         run = AttemptChain(self, contract, deadline, needs, base, client_provider, op, started_wall)
         run.model = model
         run.live = stream and contract.stream_commit.prefix and not contract.side_effects
-        run.language = language or contract.expected_language
+        expected = expected_language(language, contract.expected_language, messages)
+        run.language, run.language_source = expected.language, expected.source
         run.request_text = canonical_json(messages)
         run.client_max_tokens = caller_max_tokens(body)
         result = run.execute()

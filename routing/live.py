@@ -8,7 +8,8 @@ write: nothing waits for a later read, and the server writes (one send each) per
 drop from one per event to one per read. The end is one of:
 
 - the finish chunk (``finish_reason`` and ``usage``), then ``data: [DONE]``;
-- after a failure past the commit point (mid-stream error, idle timeout, the deadline):
+- after a failure past the commit point (mid-stream error, idle timeout, the deadline, a
+  reply its post-stream checks reject):
   an OpenAI-style error event ``{"error": {"message", "type", "code", ...}}``, then
   ``[DONE]`` (the HTTP status is long sent; only the stream can say it failed).
 
@@ -82,7 +83,9 @@ def sse_stream(committed: Committed) -> Iterator[bytes]:
         yield from _batch(head, tail, deltas)
     result = committed.result
     assert result is not None
-    if result.answer is None or result.error_code == "failed_after_commit":
+    # Any end but an accepted answer is an error event (a reply rejected by its post-stream
+    # checks included): the OpenAI SDKs raise on an ``error`` object in the stream.
+    if result.answer is None or result.error_code:
         yield _frame({"error": {
             "message": result.message or "the stream failed after its commit point",
             "type": "routing_error",

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+import redis
 
+from core.redis_keys import keys_added_delete, keys_snapshot
 from fake_openrouter.process import free_port, start_simulator
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -196,3 +198,34 @@ def schema_host() -> Iterator[SchemaHost]:
     yield host
     server.shutdown()
     server.server_close()
+
+
+# The suite leaves its Redis database as it found it: the controller (not each xdist
+# worker, which would delete keys another worker still uses) notes the keys there at the
+# start and deletes the ones added by the end (breakers, broker queues, rate counters).
+_REDIS_BEFORE = pytest.StashKey[tuple[str, frozenset[bytes]]]()
+
+
+def _suite_redis_url() -> str:
+    # The settings' own default (reverie_ops.settings: REDIS_URL).
+    return os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if hasattr(session.config, "workerinput"):
+        return
+    url = _suite_redis_url()
+    try:
+        session.config.stash[_REDIS_BEFORE] = (url, keys_snapshot(redis.Redis.from_url(url, socket_timeout=2)))
+    except redis.RedisError:
+        return  # no Redis: the tests that need it say so themselves
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if hasattr(session.config, "workerinput") or _REDIS_BEFORE not in session.config.stash:
+        return
+    url, before = session.config.stash[_REDIS_BEFORE]
+    try:
+        keys_added_delete(redis.Redis.from_url(url, socket_timeout=2), before)
+    except redis.RedisError:
+        pass  # Redis went away (a chaos test may stop it): nothing to clean

@@ -79,7 +79,9 @@ class EndpointForm(forms.ModelForm[Endpoint]):
 class EndpointAdmin(DashboardRoutes, admin.ModelAdmin[Endpoint]):
     form = EndpointForm
     list_display = (
-        "tag", "model_id", "provider_name", "quantization", "active", "state", "streak",
+        # The tag names the provider and the quantization (both are filters): the list
+        # must fit 1,400 px.
+        "tag", "model_id", "active", "state", "streak",
         "recent_outcomes", "mode", "controls", "history_link",
     )
     list_filter = ("model_id", "provider", EndpointStateFilter, "active", "quantization")

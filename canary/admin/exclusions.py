@@ -100,9 +100,12 @@ class ExclusionAdmin(DashboardRoutes, ReadOnlyAdmin):
     def has_review_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(PERM_REVIEW)
 
-    @admin.display(description="in force", boolean=True)
-    def in_force(self, obj: Exclusion) -> bool:
-        return obj.active and (obj.expires_at is None or obj.expires_at > timezone.now())
+    @admin.display(description="in force")
+    def in_force(self, obj: Exclusion) -> str:
+        # Words, not boolean icons: an ended exclusion is not a failure.
+        if not obj.active:
+            return "removed"
+        return "in force" if obj.expires_at is None or obj.expires_at > timezone.now() else "expired"
 
     @admin.display(description="reason")
     def reason_short(self, obj: Exclusion) -> str:

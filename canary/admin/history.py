@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
@@ -14,6 +16,7 @@ from canary.admin.common import (
     short,
 )
 from canary.dashboard_selectors import KIND_LABELS
+from canary.formatting import milliseconds, usd
 from canary.models import (
     EndpointRound,
     Notification,
@@ -29,7 +32,7 @@ from canary.terms import Outcome
 class RoundAdmin(DashboardRoutes, ReadOnlyAdmin):
     list_display = (
         "started_at", "model_id", "language", "mode", "status", "endpoints", "fails", "frozen_endpoints",
-        "weak", "cost_usd", "results_link",
+        "weak", "cost", "results_link",
     )
     list_filter = ("model_id", "status", "mode", "language")
     search_fields = ("model_id", "error")
@@ -59,6 +62,10 @@ class RoundAdmin(DashboardRoutes, ReadOnlyAdmin):
     def frozen_endpoints(self, obj: Round) -> int:
         return getattr(obj, "n_frozen", 0)
 
+    @admin.display(description="cost", ordering="cost_usd")
+    def cost(self, obj: Round) -> str:
+        return usd(obj.cost_usd, 4)
+
     @admin.display(description="weak probes")
     def weak(self, obj: Round) -> str:
         return ", ".join(KIND_LABELS.get(k, k) for k in obj.weak_probes or {}) or "—"
@@ -71,8 +78,7 @@ class RoundAdmin(DashboardRoutes, ReadOnlyAdmin):
 @admin.register(ProbeResult)
 class ProbeResultAdmin(DashboardRoutes, ReadOnlyAdmin):
     list_display = (
-        "created_at", "endpoint_tag", "kind", "sample", "verdict", "raw_verdict", "check_name",
-        "ttft_ms", "language", "transport_kind", "serving_provider", "generation_id",
+        "created_at", "endpoint_tag", "probe", "result", "check_name", "ttft", "language", "served",
     )
     list_filter = ("kind", "verdict", "endpoint__model_id", "endpoint__provider", "transport_kind", "language")
     search_fields = ("endpoint__tag", "generation_id", "check_name", "reason")
@@ -82,6 +88,48 @@ class ProbeResultAdmin(DashboardRoutes, ReadOnlyAdmin):
     @admin.display(description="endpoint", ordering="endpoint__tag")
     def endpoint_tag(self, obj: ProbeResult) -> str:
         return obj.endpoint.tag
+
+    # Fewer, fuller columns so the list fits 1,400 px: sample with its kind, the probe's
+    # and the transport's word under the final verdict, the generation id under its host.
+    @admin.display(description="probe", ordering="kind")
+    def probe(self, obj: ProbeResult) -> str:
+        return f"{obj.kind} #{obj.sample}" if obj.sample else obj.kind
+
+    @admin.display(description="verdict", ordering="verdict")
+    def result(self, obj: ProbeResult) -> str:
+        notes = [f"probe said {obj.raw_verdict}" if obj.raw_verdict and obj.raw_verdict != obj.verdict else "",
+                 obj.transport_kind]
+        why = " · ".join(n for n in notes if n)
+        verdict = (obj.verdict or "not judged").replace("_", " ")
+        return format_html('{}<br><span class="quiet">{}</span>', verdict, why) if why else verdict
+
+    @admin.display(description="served by", ordering="serving_provider")
+    def served(self, obj: ProbeResult) -> str:
+        gen = obj.generation_id or ""
+        short_gen = gen if len(gen) <= 13 else f"{gen[:12]}…"
+        if not short_gen:
+            return obj.serving_provider or "—"
+        return format_html('{}<br><code class="quiet">{}</code>', obj.serving_provider or "—", short_gen)
+
+    @admin.display(description="TTFT", ordering="ttft_ms")
+    def ttft(self, obj: ProbeResult) -> str:
+        return milliseconds(obj.ttft_ms)
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        # The times read rounded with their unit on the detail page too.
+        raw = {"ttft_ms": "ttft", "total_ms": "total", "wait_ms": "wait"}
+        return [raw.get(name, name) if isinstance(name, str) else name for name in super().get_fields(request, obj)]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        return [*super().get_readonly_fields(request, obj), "ttft", "total", "wait"]
+
+    @admin.display(description="total time")
+    def total(self, obj: ProbeResult) -> str:
+        return milliseconds(obj.total_ms)
+
+    @admin.display(description="wait before sending")
+    def wait(self, obj: ProbeResult) -> str:
+        return milliseconds(obj.wait_ms)
 
 
 @admin.register(EndpointRound)

@@ -67,7 +67,8 @@ class ModelConfigAdmin(ReadOnlyAdmin):
 @admin.register(Decision)
 class DecisionAdmin(DashboardRoutes, ReadOnlyAdmin):
     list_display = (
-        "created_at", "action", "model_id", "endpoint_tag", "mode", "actor", "reason_short",
+        # The model id is a filter, not a column: the list must fit 1,400 px.
+        "created_at", "action_in_mode", "endpoint_tag", "actor", "reason_short",
         "suspended_until", "round_link", "refers", "marked_false_positive",
     )
     list_filter = ("action", "model_id", "mode", "actor")
@@ -89,7 +90,12 @@ class DecisionAdmin(DashboardRoutes, ReadOnlyAdmin):
 
     @admin.display(description="reason")
     def reason_short(self, obj: Decision) -> str:
-        return short(obj.reason)
+        return short(obj.reason, 160)
+
+    @admin.display(description="action", ordering="action")
+    def action_in_mode(self, obj: Decision) -> str:
+        label = obj.get_action_display()
+        return format_html('{}<br><span class="quiet">{}</span>', label, obj.mode) if obj.mode else str(label)
 
     @admin.display(description="round")
     def round_link(self, obj: Decision) -> str:
@@ -104,11 +110,13 @@ class DecisionAdmin(DashboardRoutes, ReadOnlyAdmin):
         url = reverse("admin:canary_decision_change", args=[obj.refers_to_id])
         return format_html('<a href="{}">#{}</a>', url, obj.refers_to_id)
 
-    @admin.display(description="false positive", boolean=True)
-    def marked_false_positive(self, obj: Decision) -> bool | None:
+    @admin.display(description="false positive")
+    def marked_false_positive(self, obj: Decision) -> str:
+        # Words, not Django's boolean icons: a red cross would read as a failure where it
+        # means "no" or "not applicable" (only suspensions can be marked).
         if obj.action not in (Action.SUSPENDED, Action.WOULD_SUSPEND):
-            return None
-        return bool(getattr(obj, "marked_fp", False))
+            return "—"
+        return "marked" if getattr(obj, "marked_fp", False) else "no"
 
     @admin.action(description="Mark the selected suspensions false positives…", permissions=["mark_false_positive"])
     def mark_false_positive(self, request: HttpRequest, queryset: QuerySet[Decision]) -> TemplateResponse | None:

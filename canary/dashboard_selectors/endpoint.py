@@ -37,8 +37,10 @@ from canary.models import (
     Round,
 )
 from canary.probes import ALL_KINDS
-from canary.terms import Action, Mode
+from canary.reply_evidence import failing_replies
+from canary.terms import Action, Mode, Outcome
 from canary.verdicts import Verdict
+from canary.why import round_summary
 
 # --------------------------------------------------------------------- endpoint page
 
@@ -66,6 +68,9 @@ class EndpointHistory:
     window_start: datetime | None
     window_end: datetime
     chart: dict[str, Any]
+    chart_rounds: int
+    last_round: dict[str, Any] | None
+    checks_chart: dict[str, Any]
     kinds: list[tuple[str, str]]
     history: list[dict[str, Any]]
     failed_checks: list[dict[str, Any]]
@@ -89,9 +94,13 @@ def endpoint_history(endpoint_id: int, chart_rounds: int, table_rounds: int, now
       failures, the fleet's failure rate for the check over the window, and the mean of the
       fleet rate recorded at each failure (``evidence.fleet_rate``);
     - ``decisions`` and ``timeline``: the audit rows of the endpoint and its suspension
-      intervals (enforced or shadow) clipped to the window.
+      intervals (enforced or shadow) clipped to the window;
+    - ``recent_failures``: failed checks (each with ``shown``, the failing reply:
+      ``canary.reply_evidence``) and frozen rounds (their status), newest first;
+    - ``last_round`` (``{"round_id", "started_at", "outcome", "summary"}``), ``chart_rounds``
+      (rounds actually in the chart) and ``checks_chart`` (``_checks_chart``).
 
-    Nine queries.
+    Eleven queries (the failing replies and the per-check chart's verdicts are two).
     """
     ep = (
         Endpoint.objects.select_related("provider", "policy_state")
@@ -148,7 +157,7 @@ def endpoint_history(endpoint_id: int, chart_rounds: int, table_rounds: int, now
     for values in ProbeResult.objects.filter(endpoint=ep, sample=0, round_id__in=table_ids).values(
         "round_id", "kind", "verdict", "raw_verdict", "check_name", "reason", "ttft_ms",
         "transport_kind", "http_status", "reply_excerpt", "serving_provider", "generation_id", "fleet_rate",
-        "round_reason",
+        "round_reason", "evidence",
     ):
         row: dict[str, Any] = dict(values)
         row["reason"] = row.pop("round_reason") or row["reason"]
@@ -159,10 +168,15 @@ def endpoint_history(endpoint_id: int, chart_rounds: int, table_rounds: int, now
             failures.append(row)
     outcomes: dict[int, dict[str, Any]] = {
         er["round_id"]: dict(er)
-        for er in EndpointRound.objects.filter(endpoint=ep, round_id__in=table_ids).values(
-            "round_id", "outcome", "action", "streak", "suspended_until"
+        for er in EndpointRound.objects.filter(endpoint=ep, round_id__in=round_ids).values(
+            "round_id", "outcome", "action", "streak", "suspended_until", "evidence"
         )
     }
+    for er in outcomes.values():
+        er["summary"] = round_summary(er.get("evidence") or {})
+    controls = set(ep.positive_control_kinds or [])
+    for row in cells.values():
+        row["control"] = row["kind"] in controls
     history = []
     for rid, at, language in rounds[:table_rounds]:
         er = outcomes.get(rid, {})
@@ -172,21 +186,32 @@ def endpoint_history(endpoint_id: int, chart_rounds: int, table_rounds: int, now
                 "started_at": at,
                 "language": language,
                 "outcome": er.get("outcome", ""),
+                "summary": er.get("summary", ""),
                 "action": er.get("action", ""),
                 "streak": er.get("streak", 0),
                 "cells": [cells.get((rid, k)) for k in kinds],
             }
         )
-    failures.sort(key=lambda r: r["started_at"], reverse=True)
+    # Each failure with the reply it failed on (a round-level check's culprit reply, never
+    # another probe's clean one), centred on the first bad character.
+    shown = failing_replies(
+        {"round_id": r["round_id"], "endpoint_id": ep.pk, "kind": r["kind"], "check_name": r["check_name"],
+         "evidence": r["evidence"], "sample": 0} for r in failures
+    )
     for row in failures:
-        # Round-level checks (leading garbage, corruption) judge the probes' replies and
-        # keep none of their own: show the first reply of the same round instead.
-        if not row["excerpt"]:
-            for k in kinds:
-                other = cells.get((row["round_id"], k))
-                if other and other["excerpt"]:
-                    row["excerpt"], row["excerpt_from"] = other["excerpt"], KIND_LABELS.get(k, k)
-                    break
+        row["shown"] = shown.get((row["round_id"], ep.pk, row["kind"]))
+    # A frozen round has no failed check, but its status is the finding (a 429, a 5xx).
+    for rid, at, _language in rounds[:table_rounds]:
+        er = outcomes.get(rid, {})
+        if er.get("outcome") == Outcome.FROZEN:
+            failures.append({"round_id": rid, "started_at": at, "kind": "transport", "check_name": Outcome.FROZEN.value,
+                             "reason": er["summary"] or "transport errors", "fleet_rate": None, "shown": None})
+    failures.sort(key=lambda r: r["started_at"], reverse=True)
+    latest = outcomes.get(rounds[0][0]) if rounds else None
+    last_round = None if latest is None else {
+        "round_id": rounds[0][0], "started_at": rounds[0][1], "outcome": latest["outcome"], "summary": latest["summary"],
+    }
+    checks_chart = _checks_chart(round_ids, started, outcomes, cells_all(ep, round_ids))
 
     failed_checks = _failed_checks(ep, round_ids)
     decisions = list(
@@ -205,6 +230,9 @@ def endpoint_history(endpoint_id: int, chart_rounds: int, table_rounds: int, now
         window_start=window_start,
         window_end=window_end,
         chart=chart,
+        chart_rounds=len(rounds),
+        last_round=last_round,
+        checks_chart=checks_chart,
         kinds=[(k, KIND_LABELS.get(k, k)) for k in kinds],
         history=history,
         failed_checks=failed_checks,
@@ -212,6 +240,43 @@ def endpoint_history(endpoint_id: int, chart_rounds: int, table_rounds: int, now
         decisions=decisions,
         timeline=timeline,
     )
+
+
+def cells_all(ep: Endpoint, round_ids: list[int]) -> dict[tuple[int, str], str | None]:
+    """The final verdict of each (round, kind) of ``ep`` in ``round_ids`` (sample 0)."""
+    return {
+        (rid, kind): verdict
+        for rid, kind, verdict in ProbeResult.objects.filter(endpoint=ep, sample=0, round_id__in=round_ids)
+        .values_list("round_id", "kind", "verdict")
+    }
+
+
+def _checks_chart(
+    round_ids: list[int], started: dict[int, datetime], outcomes: dict[int, dict[str, Any]],
+    verdicts: dict[tuple[int, str], str | None],
+) -> dict[str, Any]:
+    """Per probe kind, the endpoint's failure rate in each round: the share of its replies
+    that showed the failure (``k / n`` from the round evidence; 1 for a failure stored
+    before the counts were), 0 when the kind was judged and did not fail, None when it was
+    not judged (a transport error, not applicable). Shape: ``{"series": [{"kind", "label",
+    "points": [{"x": epoch ms, "y": 0..1 | None, "k", "n"}]}]}``, oldest round first."""
+    series = []
+    for kind in ALL_KINDS:
+        points: list[dict[str, Any]] = []
+        for rid in sorted(round_ids, key=lambda r: started[r]):
+            verdict = verdicts.get((rid, kind))
+            evidence = (outcomes.get(rid) or {}).get("evidence") or {}
+            x = int(started[rid].timestamp() * 1000)
+            if verdict == Verdict.FAIL:
+                pair = ((evidence.get("replies") or {}).get("checks") or {}).get(kind)
+                k, n = (int(pair[0]), int(pair[1])) if isinstance(pair, list) and len(pair) == 2 and pair[1] else (1, 1)
+                points.append({"x": x, "y": round(k / n, 3), "k": k, "n": n})
+            elif verdict in (Verdict.PASS, Verdict.INCONCLUSIVE):
+                points.append({"x": x, "y": 0, "k": 0, "n": None})
+            else:
+                points.append({"x": x, "y": None, "k": None, "n": None})
+        series.append({"kind": kind, "label": KIND_LABELS.get(kind, kind), "points": points})
+    return {"series": series}
 
 
 def _failed_checks(ep: Endpoint, round_ids: list[int]) -> list[dict[str, Any]]:

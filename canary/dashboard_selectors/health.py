@@ -29,7 +29,10 @@ from canary.models import (
     Round,
 )
 from canary.probes import ALL_KINDS
+from canary.reply_evidence import failing_replies
 from canary.terms import Mode
+from canary.verdicts import Verdict
+from canary.why import round_summary
 
 # --------------------------------------------------------------------- health matrix
 
@@ -155,9 +158,11 @@ def round_results(round_id: int) -> dict[str, Any] | None:
     """One round's probe results with evidence, grouped by endpoint; None if no such round.
 
     Returns ``{"round", "weak": [(kind, why)], "endpoints": [{"endpoint", "er" (EndpointRound
-    or None), "results": [ProbeResult with .evidence_json, .fleet_rate]}], "decisions":
+    or None), "summary" (what failed on k of n replies, or the frozen status: ``canary.why``),
+    "results": [ProbeResult with .evidence_json, .fleet_rate, .control (a positive
+    control's own kind), .shown (a failure's ``FailingReply``, else None)]}], "decisions":
     [Decision]}``.
-    Four queries.
+    Five queries.
     """
     rnd = Round.objects.filter(pk=round_id).first()
     if rnd is None:
@@ -171,8 +176,19 @@ def round_results(round_id: int) -> dict[str, Any] | None:
             r.endpoint_id, {"endpoint": r.endpoint, "er": ers.get(r.endpoint_id), "results": []}
         )
         group["results"].append(r)
+    failed = [r for g in by_endpoint.values() for r in g["results"] if r.verdict == Verdict.FAIL and r.sample == 0]
+    shown = failing_replies(
+        {"round_id": r.round_id, "endpoint_id": r.endpoint_id, "kind": r.kind, "check_name": r.check_name,
+         "evidence": r.evidence, "sample": r.sample} for r in failed
+    )
     for group in by_endpoint.values():
         group["results"].sort(key=lambda r: (order.get(r.kind, 99), r.sample))
+        er = group["er"]
+        group["summary"] = round_summary(er.evidence or {}) if er is not None else ""
+        controls = set(group["endpoint"].positive_control_kinds or [])
+        for r in group["results"]:
+            r.control = r.kind in controls
+            r.shown = shown.get((r.round_id, r.endpoint_id, r.kind)) if r.sample == 0 else None
     decisions = list(Decision.objects.filter(round=rnd).select_related("endpoint").order_by("created_at", "id"))
     return {
         "round": rnd,

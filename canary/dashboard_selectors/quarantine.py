@@ -32,6 +32,7 @@ from canary.models import (
 )
 from canary.services.ignore_list import ignore_list_get
 from canary.terms import Action, Mode
+from canary.why import round_summary
 
 # --------------------------------------------------------------------- ignore list
 
@@ -40,8 +41,9 @@ def suspension_evidence(models: list[str], now: datetime) -> dict[int, dict[str,
     """Why each endpoint of ``models`` suspended now (enforced or shadow) is suspended: the
     latest round whose policy action suspended it, and the checks it failed there.
 
-    Returns ``{endpoint_id: {"round_id", "decided_at", "failed": [{"kind", "kind_label",
-    "check", "reason"}]}}``. One query (``DISTINCT ON`` the endpoint) whatever the number
+    Returns ``{endpoint_id: {"round_id", "decided_at", "summary" (the checks on k of n
+    replies: ``canary.why.round_summary``), "failed": [{"kind", "kind_label", "check",
+    "reason"}]}}``. One query (``DISTINCT ON`` the endpoint) whatever the number
     of endpoints or rounds.
     """
     order = {k: i for i, k in enumerate(KIND_LABELS)}
@@ -58,6 +60,7 @@ def suspension_evidence(models: list[str], now: datetime) -> dict[int, dict[str,
         out[row["endpoint_id"]] = {
             "round_id": row["round_id"],
             "decided_at": row["created_at"],
+            "summary": round_summary(evidence),
             "failed": [
                 {
                     "kind": kind,

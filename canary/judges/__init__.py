@@ -6,12 +6,12 @@ sections, field cases in ``tests/fixtures/field-cases/detection.json``).
 """
 
 from canary.judges.corruption import judge_corruption
-from canary.judges.detector import warm_up
 from canary.judges.language import is_language_anomaly, judge_language
 from canary.judges.leading import judge_leading_garbage, leading_signature
 from canary.judges.refusal import judge_refusal
 from canary.judges.structured import judge_structured
 from canary.judges.ttft import judge_ttft
+from core.language_detector import warm_up
 
 __all__ = [
     "is_language_anomaly",

@@ -64,17 +64,20 @@ def _kind(char: str) -> str:
     return _BAD_CATEGORIES.get(unicodedata.category(char), "control")
 
 
-def check_mojibake(text: str) -> Judgement:
+def check_mojibake(text: str, *, badness: bool = True) -> Judgement:
     """Fail when ftfy finds mojibake (docs/sources/text-checks.md, "Encoding and hygiene" detection rule).
 
-    Evidence: ``ftfy_explanation`` as ``[[action, parameter], ...]``, ``fixed_preview``
-    (first 120 characters of ftfy's repair) and ``is_bad``.
+    ``badness=False`` keeps only ftfy's fixer's judgement (it re-decodes the text) and
+    drops ``ftfy.badness.is_bad``, which also matches strings ftfy's own test cases say
+    must be left alone (5 of its 49 such cases; the gateway's live check, measured in
+    routing/README.md). Evidence: ``ftfy_explanation`` as ``[[action, parameter], ...]``,
+    ``fixed_preview`` (first 120 characters of ftfy's repair) and ``is_bad``.
     """
     clean = without_surrogates(text)
     explained = ftfy.fix_encoding_and_explain(clean)
     steps = [[str(step[0]), str(step[1])] for step in (explained.explanation or [])]
     recoded = explained.text != clean and any(a in ("encode", "decode") for a, _ in steps)
-    is_bad = bool(ftfy.badness.is_bad(clean))
+    is_bad = badness and bool(ftfy.badness.is_bad(clean))
     evidence: dict[str, object] = {"rule": "mojibake", "ftfy_explanation": steps, "is_bad": is_bad}
     if recoded or is_bad:
         evidence["fixed_preview"] = explained.text[:120]

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 
 import regex
 
-from canary.judges import detector
 from canary.judges._guard import never_raise
 from canary.judges.encoding import check_encoding
 from canary.judges.text import (
@@ -38,8 +37,9 @@ from canary.judges.text import (
     split_sentences,
     strip_code_and_urls,
 )
-from canary.languages import LANGUAGE_NAMES
 from canary.verdicts import Judgement, Reply, Verdict, worst
+from core import language_detector as detector
+from core.languages import LANGUAGE_NAMES
 
 # Thresholds (docs/sources/text-checks.md, "Order of checks", measured in "Language").
 MIN_LETTERS = 20  # below: too short to judge at all

@@ -24,9 +24,10 @@ MIN_REPLIES_TO_FAIL = 3
 MIN_SAME_KIND_TO_FAIL = 2
 
 # Legitimate openers that look like punctuation: an ellipsis ("...Você voltou?") and
-# emoticons (":)", ";-)") followed by a space or the end.
+# emoticons (":)", ";-)", ":)))") followed by a space or the end. One face character,
+# perhaps repeated: ";*O mercador" is junk glued to markdown, not a face.
 _ELLIPSIS = regex.compile(r"\A(?:\.{3,}|…)")
-_EMOTICON = regex.compile(r"\A[:;]-?[()DPpO3/|*]+(?=\s|\Z)")
+_EMOTICON = regex.compile(r"\A[:;]-?([()DPpO3/|*])\1*(?=\s|\Z)")
 # Stray punctuation ("Encoding and hygiene") in Latin, CJK full-width and Arabic forms. Left out
 # on purpose: « » „ (quote openers, German »…«), ¿ ¡, dashes, * _ # > (markdown),
 # ( and quotes, apostrophes (’s Morgens, 'Tis).

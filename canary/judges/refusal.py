@@ -54,8 +54,8 @@ from canary.judges.text import (
     narration,
     split_sentences,
 )
-from canary.languages import LANGUAGE_NAMES
 from canary.verdicts import Judgement, Reply, Verdict
+from core.languages import LANGUAGE_NAMES
 
 CHECK = "refusal"
 WINDOW_CHARS = 300  # docs/sources/text-checks.md, "Refusals": markers "within the first 300 chars"

@@ -28,9 +28,9 @@ from canary.judges.leading import judge_leading_garbage, leading_signature
 from canary.judges.refusal import judge_refusal
 from canary.judges.schemas import SchemaRefused, schema_validator
 from canary.judges.structured import judge_structured
-from canary.languages import LANGUAGE_NAMES, validate_language
 from canary.prompts import STATE_SCHEMA
 from canary.verdicts import Judgement, Reply, Verdict, worst
+from core.languages import LANGUAGE_NAMES, validate_language
 from core.strict_json import strict_loads
 
 CHECKS: tuple[str, ...] = ("refusal", "language", "corruption", "leading", "structured")

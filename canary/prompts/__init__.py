@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from canary.languages import LANGUAGE_NAMES, validate_language
 from canary.prompts.lines import REFUSAL_SCENE, SCENE_OPENERS
+from core.languages import LANGUAGE_NAMES, validate_language
 
 CHARACTER = (
     "You are Mira, the keeper of an old lighthouse on a stormy coast, in an interactive story. "

@@ -21,12 +21,12 @@ from typing import Any
 from canary import probes as probe_mod
 from canary.db import connection_release, rows_insert, text_fields_fit
 from canary.judges._guard import json_safe
-from canary.judges.detector import get_detector
 from canary.models import Endpoint, ProbeResult, Round
 from canary.probes import EndpointFacts, ProbeOutcome
 from canary.ratelimit import provider_limiter
 from canary.services.client import openrouter_client, probe_settings
 from canary.verdicts import Judgement, Verdict
+from core.language_detector import get_detector
 from openrouter.client import OpenRouterClient
 
 EXCERPT_CHARS = 600

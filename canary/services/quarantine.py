@@ -32,6 +32,7 @@ from canary.services.ignore_list import ignore_list_changed
 from canary.services.notifications import notification_create
 from canary.terms import Action, Layer, Mode, Outcome
 from canary.verdicts import Verdict
+from canary.why import round_summary, with_summary
 from core.identifiers import validate_model_id
 
 NOTIFY_ACTIONS = {Action.SUSPENDED, Action.WOULD_SUSPEND, Action.FLOOR_BLOCKED, Action.RESTORED}
@@ -160,6 +161,9 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
             er = by_tag[d.tag]
             if d.action == "none":
                 continue
+            # The reason leads with what failed, on how many replies (canary.why); the
+            # policy's sentence says what that made of it.
+            summary = round_summary(er.evidence or {})
             audit = Decision.objects.create(
                 model_id=rnd.model_id,
                 endpoint=er.endpoint,
@@ -167,7 +171,7 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
                 action=d.action,
                 mode=effective,
                 actor="canary",
-                reason=d.reason,
+                reason=with_summary(summary, d.reason),
                 evidence={"round": rnd.pk, "outcome": d.outcome, "round_evidence": er.evidence},
                 suspended_until=d.suspended_until,
                 created_at=now,
@@ -175,8 +179,8 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
             if d.action in NOTIFY_ACTIONS:
                 notification_create(
                     d.action,
-                    f"[{effective}] {d.action.replace('_', ' ')}: {d.tag} ({rnd.model_id})",
-                    d.reason,
+                    f"[{effective}] {d.action.replace('_', ' ')}: {d.tag} ({rnd.model_id})" + (f" — {summary}" if summary else ""),
+                    audit.reason,
                     model_id=rnd.model_id,
                     decision=audit,
                 )

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from canary import probes as probe_mod
 from canary.db import rows_insert, rows_update
-from canary.languages import validate_language
+from canary.evidence import failing_kind_of
 from canary.models import Decision, Endpoint, EndpointRound, ProbeResult, Provider, Round
 from canary.probes import ProbeOutcome
 from canary.round_judgement import RoundJudgement, round_judge
@@ -39,7 +39,9 @@ from canary.services.quarantine import model_config_get, suspension_apply
 from canary.signals import round_finalised
 from canary.terms import Action, Mode
 from canary.verdicts import Judgement, Verdict
+from canary.why import replies_evidence
 from core.db_limits import lock_timed_out, transaction_limits_set
+from core.languages import validate_language
 from openrouter.client import OpenRouterClient
 
 log = logging.getLogger(__name__)
@@ -464,6 +466,12 @@ def _final_onto(row: ProbeResult, final: Judgement, fleet_rate: float | None) ->
     row.fleet_rate = fleet_rate
 
 
+def _reply_facts(row: ProbeResult) -> dict[str, Any]:
+    """What ``canary.why`` counts of one stored probe row."""
+    return {"kind": row.kind, "sample": row.sample, "raw_verdict": row.raw_verdict, "check_name": row.check_name,
+            "leading_signature": row.leading_signature, "corruption": row.corruption, "transport_kind": row.transport_kind}
+
+
 def _store_judgement(
     rnd: Round,
     rows: list[ProbeResult],
@@ -477,6 +485,9 @@ def _store_judgement(
     one row per endpoint and round check, one ``EndpointRound`` per endpoint (upserts: a
     second finaliser cannot get here, but a replayed history may)."""
     first_rows = {(row.endpoint.tag, row.kind): row for row in rows + missing if row.sample == 0}
+    replies_of: dict[str, list[ProbeResult]] = defaultdict(list)
+    for row in rows + missing:
+        replies_of[row.endpoint.tag].append(row)
     for row in rows:
         if row.sample > 0:  # confirmation samples: the round judges only the probe's decision
             row.verdict, row.round_reason, row.fleet_rate = row.probe_verdict, "", None
@@ -498,6 +509,13 @@ def _store_judgement(
                 fleet_rate=ev.fleet_rates.get(kind), evidence=evidence_data(j.evidence), created_at=finished_at,
             ))
         evidence = dict(ev.evidence)
+        # How many replies showed each failure (and which statuses froze the probes), so
+        # every reason can say "on k of n replies" (canary.why).
+        leading = ev.final.get(probe_mod.LEADING_GARBAGE)
+        evidence["replies"] = replies_evidence(
+            evidence.get("failed") or {}, [_reply_facts(row) for row in replies_of.get(tag, [])],
+            failing_kind_of(leading.evidence) if leading is not None else "",
+        )
         language_row = first_rows.get((tag, probe_mod.LANGUAGE))
         if language_row is not None and language_row.language_anomaly:
             evidence["language_anomaly"] = language_row.language

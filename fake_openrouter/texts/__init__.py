@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import import_module
 
-from canary.languages import LANGUAGE_NAMES
+from core.languages import LANGUAGE_NAMES
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class LanguageTexts:
 
 
 def texts_for(code: str) -> LanguageTexts:
-    """The text pools of ``code`` (one of ``canary.languages.LANGUAGE_NAMES``).
+    """The text pools of ``code`` (one of ``core.languages.LANGUAGE_NAMES``).
 
     Raises KeyError for any other code.
     """

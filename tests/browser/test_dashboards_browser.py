@@ -52,13 +52,19 @@ class Console:
         if message.type != "error":
             return
         where = (message.location or {}).get("url", "")
-        # Chromium asks every site for /favicon.ico; the admin has none. Not our page's error.
-        if where.endswith("/favicon.ico"):
-            return
+        # Chromium asks every site for its favicon: a 404 there is an error like any other.
         self.errors.append(f"console: {message.text} ({where})")
 
     def on_page_error(self, error: Any) -> None:
         self.errors.append(f"page error: {error}")
+
+
+def painted(canvas: Any) -> int:
+    """How many pixels of a canvas element are not transparent (a drawn chart has many)."""
+    return int(canvas.evaluate(
+        """c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                  let n = 0; for (let i = 3; i < d.length; i += 4) { if (d[i]) n++; } return n; }"""
+    ))
 
 
 @contextmanager
@@ -153,12 +159,16 @@ def browse(page: Any, console: Console, base: str, borealis: int, second) -> Non
     # Endpoint page: the TTFT chart is drawn (pixels on the canvas), tables are there.
     page.goto(f"{base}/admin/canary/endpoint/{borealis}/history/")
     canvas = page.wait_for_selector('canvas#ttft-chart[data-rendered="true"]')
-    painted = canvas.evaluate(
-        """c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-                  let n = 0; for (let i = 3; i < d.length; i += 4) { if (d[i]) n++; } return n; }"""
-    )
-    assert painted > 500, painted
+    assert painted(canvas) > 500
+    # The TTFT scale is fitted to the values (tens of ms), not pinned to the 10 s limit.
+    assert float(canvas.get_attribute("data-y-max")) < 10_000 and canvas.get_attribute("data-limit-shown") == "false"
     assert page.evaluate("typeof window.Chart") == "function"
+    assert painted(page.wait_for_selector('canvas#checks-chart[data-rendered="true"]')) > 500
+    # The reason names the check and k of n; the evidence is the failing reply, its first
+    # bad character marked, with the rule in words and the prompt's language.
+    assert "leading_garbage on " in page.inner_text("#last-round")
+    assert page.locator(".canary-failure mark.canary-bad").count() >= 1
+    assert "Rule:" in page.inner_text(".canary-failure")
     assert page.locator("#verdict-history tbody tr").count() == 2
     assert page.locator("#failed-checks tbody tr").count() >= 1
     assert page.locator(".canary-timeline .canary-bar-enforced").count() == 1

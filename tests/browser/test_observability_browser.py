@@ -17,7 +17,7 @@ from django.utils import timezone
 from observability.fixtures import request_add
 from routing.models import Route
 from routing.services import breaker_store, gateway_reset
-from tests.browser.test_dashboards_browser import ARTIFACTS, chromium_page
+from tests.browser.test_dashboards_browser import ARTIFACTS, chromium_page, painted
 from tests.observability.conftest import CANARY_MODEL, canary_state_create
 from tests.web.conftest import PASSWORD
 
@@ -55,14 +55,22 @@ def test_on_call_reads_reliability_breakers_and_routes(live_server, settings):
             page.click("input[type=submit]")
             page.goto(f"{live_server.url}/admin/observability/")
             page.click("text=Reliability")
-            page.wait_for_selector("#window-7d")
+            page.wait_for_selector("#window-7d", state="attached")
             assert "watched-1" in page.inner_text("#masking-warning")
             assert page.locator("#roles-1h tbody tr").count() == 2
+            # Every time series is drawn; the masking warning is marked on the rate charts.
+            for chart in ("success", "rejection", "fallback", "p95"):
+                assert painted(page.wait_for_selector(f'canvas#{chart}-chart[data-rendered="true"]')) > 500, chart
+            assert page.evaluate("JSON.parse(document.getElementById('rejection-data').textContent).marks.length") >= 1
             _shot(page, "01-reliability")
             page.click("nav.canary-tabs >> text=Circuit breakers")
             page.wait_for_selector("#breakers")
             row = page.locator("#breakers tbody tr", has_text="watched-2")
             assert "open" in row.inner_text() and "transient" in row.inner_text()
+            # Breaker state over time: watched-2 steps up to open.
+            assert painted(page.wait_for_selector('canvas#breaker-chart[data-rendered="true"]')) > 500
+            steps = page.evaluate("JSON.parse(document.getElementById('breaker-data').textContent).routes")
+            assert [r["route"] for r in steps] == ["watched-2"] and steps[0]["points"][-1]["y"] == 2
             _shot(page, "02-breakers")
             page.click("nav.canary-tabs >> text=Routes")
             page.wait_for_selector("#result_list")

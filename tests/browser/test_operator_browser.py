@@ -5,6 +5,7 @@ lists without a horizontal scrollbar. Screenshots in test-artifacts/operator-*.p
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from datetime import timedelta
@@ -12,7 +13,9 @@ from typing import Any
 
 import pytest
 import redis
+from django.contrib import admin
 from django.contrib.auth.models import User
+from django.urls import reverse
 from django.utils import timezone
 
 from canary.models import Endpoint, ProbeResult
@@ -26,6 +29,7 @@ from tests.web.history import MODEL, history_build
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 WIDTH = 1440
+NARROW = 1400
 
 
 def _shot(page: Any, name: str) -> None:
@@ -77,6 +81,8 @@ def test_an_operator_reads_state_at_a_glance_and_every_list_fits_1440_px(live_se
     User.objects.create_superuser("oncall", password=PASSWORD)
     base = live_server.url
     overflow: dict[str, int] = {}
+    narrow: dict[str, int] = {}
+    changelists = sorted(reverse(f"admin:{m._meta.app_label}_{m._meta.model_name}_changelist") for m in admin.site._registry)
     try:
         with chromium_page() as (page, console):
             page.goto(f"{base}/admin/login/?next=/admin/")
@@ -103,8 +109,12 @@ def test_an_operator_reads_state_at_a_glance_and_every_list_fits_1440_px(live_se
                            return c.data.datasets.map((d, i) => [d.label, c.isDatasetVisible(i), d.data.length]); }"""
             )
             labels = {label: (visible, n) for label, visible, n in shown}
-            assert labels["limit (10000 ms)"] == (True, 2)
-            assert labels["failed, no first token (drawn at the limit)"] == (True, 3)
+            # The scale follows the values (far below the 10 s limit): the legend names the
+            # limit instead of drawing it, and the probes with no first token sit at the top.
+            limit = next(label for label in labels if label.startswith("limit"))
+            assert "far above these values" in limit and labels[limit] == (True, 0)
+            assert float(page.get_attribute("#ttft-chart", "data-y-max")) < 10_000
+            assert labels["failed, no first token (drawn at the top)"] == (True, 3)
             page.locator("#ttft-chart").scroll_into_view_if_needed()
             _shot(page, "03-endpoint-ttft")
 
@@ -125,6 +135,21 @@ def test_an_operator_reads_state_at_a_glance_and_every_list_fits_1440_px(live_se
                 page.wait_for_load_state("load")
                 overflow[name] = max(_overflow(page).values())
                 _shot(page, name)
+            # Every changelist of the admin fits 1,400 px, rounded figures with units, one
+            # time format, and no boolean icon (a red cross read as a failure where it meant
+            # "no" or "not applicable").
+            page.set_viewport_size({"width": NARROW, "height": 1000})
+            for url in changelists:
+                page.goto(f"{base}{url}")
+                page.wait_for_load_state("load")
+                narrow[url] = max(_overflow(page).values())
+                assert page.locator("#result_list img[src*='icon-no']").count() == 0, url
+            page.goto(f"{base}/admin/canary/proberesult/")
+            assert re.search(r"\b\d[\d,]* ms\b", page.inner_text("#result_list")), "TTFT in whole ms"
+            assert not re.search(r"\d+\.\d{4,}", page.inner_text("#result_list")), "a raw float"
+            assert re.search(r"\b20\d\d-\d\d-\d\d \d\d:\d\d\b", page.inner_text("#result_list"))
+            _shot(page, "08-probe-results-1400")
+            page.set_viewport_size({"width": WIDTH, "height": 1000})
             page.goto(f"{base}/admin/canary/proberesult/correlate/")
             box = page.locator("#id_symptom").bounding_box()
             assert box is not None and box["x"] + box["width"] <= WIDTH
@@ -135,3 +160,4 @@ def test_an_operator_reads_state_at_a_glance_and_every_list_fits_1440_px(live_se
         if keys:
             client.delete(*keys)
     assert all(px <= 0 for px in overflow.values()), overflow
+    assert all(px <= 0 for px in narrow.values()), {url: px for url, px in narrow.items() if px > 0}

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from canary.judges import (
-    detector,
     is_language_anomaly,
     judge_corruption,
     judge_language,
@@ -19,8 +18,9 @@ from canary.judges import (
 )
 from canary.judges.encoding import check_encoding
 from canary.judges.language import check_foreign_script, check_language_shift
-from canary.languages import LANGUAGE_NAMES
 from canary.verdicts import Judgement, Reply, Verdict
+from core import language_detector as detector
+from core.languages import LANGUAGE_NAMES
 
 CLEAN = json.loads(
     (Path(__file__).parents[1] / "fixtures" / "judges" / "clean_replies.json").read_text()

@@ -137,3 +137,10 @@ def test_a_host_that_leaks_its_stream_framing_into_most_replies_fails():
     judged = judge_leading_garbage([leading_signature(t) for t in replies])
     assert judged.verdict is Verdict.FAIL
     assert judged.evidence["kinds"] == {"wire_fragment": 2, "invisible_char": 1}
+
+
+def test_a_semicolon_glued_to_a_markdown_opener_is_junk_not_a_wink() -> None:
+    # The simulator's ";" fragment before "*O mercador ri ..." passed as the emoticon ";*O"
+    # and reached a client through the gateway (bench/commit_point.py).
+    assert leading_signature(";*O mercador ri e estende um rolo de seda.") == "stray_punct:;"
+    assert leading_signature(";* beijo") is None and leading_signature(":))) sim") is None

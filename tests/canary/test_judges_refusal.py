@@ -97,7 +97,7 @@ def test_narrator_refusal_fails_in_every_language(language: str, text: str) -> N
 
 
 def test_refusals_cover_all_17_languages() -> None:
-    from canary.languages import LANGUAGE_NAMES
+    from core.languages import LANGUAGE_NAMES
 
     assert set(NARRATOR_REFUSALS) == set(LANGUAGE_NAMES)
 

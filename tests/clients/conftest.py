@@ -52,6 +52,8 @@ CONTRACTS = [
     {"name": "slowchat", "model_classes": ["slow"], **_TEXT,
      "stream_commit": {"mode": "prefix", "hold_chars": 32, "hold_ms": 150}},
     {"name": "failing", "model_classes": ["down"], **_TEXT},
+    {"name": "loopchat", "model_classes": ["loop"], **_TEXT, "max_attempts": 1, "max_fallbacks": 0,
+     "stream_commit": {"mode": "prefix", "hold_chars": 32, "hold_ms": 150}},
     {"name": "suppressed", "model_classes": ["sup"], **_TEXT},
     {"name": "caption", "workload": "vision", "modalities": ["text", "image"], "model_classes": ["fast"],
      "max_attempts": 2, "max_fallbacks": 1},
@@ -62,7 +64,7 @@ CONTRACTS = [
                          {"name": "line_items_sum_to_total", "params": {"tolerance": 0.01}}],
      "model_classes": ["fast"], "max_attempts": 2, "max_fallbacks": 1},
 ]
-ROUTES = {"alpha": "fast", "slow": "slow", "down1": "down", "down2": "down", "sup": "sup"}
+ROUTES = {"alpha": "fast", "slow": "slow", "down1": "down", "down2": "down", "sup": "sup", "loop": "loop"}
 
 
 class Live:
@@ -110,6 +112,8 @@ def live(django_db_setup: Any, django_db_blocker: Any, tmp_path_factory: pytest.
         endpoint("down1", {"down": True}),
         endpoint("down2", {"down": True}),
         endpoint("sup"),
+        # A clean opening, then a loop: passes the prefix, fails the post-stream checks.
+        endpoint("loop", {"repetition": {"rate": 1}}),
     )
     path = tmp_path_factory.mktemp("clients") / "fleet.json"
     path.write_text(json.dumps(world))

@@ -200,3 +200,19 @@ def test_a_client_that_disconnects_mid_stream_cancels_the_upstream_request(live:
     store = BreakerStore(redis.Redis.from_url(settings.REDIS_URL), BreakerConfig(), prefix=live.prefix)
     assert not any(v == "open" for v in store.snapshot("slow").values())
     assert "fail" not in json.dumps(store.snapshot("slow"))
+
+
+def test_a_stream_rejected_after_its_commit_point_raises_in_the_sdk(live: Live) -> None:
+    # The loop host's reply opens cleanly (the prefix commits) and then repeats itself:
+    # the post-stream checks reject it, and the stream ends with an error event the SDK
+    # raises on instead of a normal end.
+    stream = sdk(live, max_retries=0).chat.completions.create(
+        model=MODEL, messages=HELLO, max_tokens=300, stream=True, extra_headers=live.headers("loopchat@1"))
+    text = []
+    with pytest.raises(openai.APIError) as raised:
+        for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                text.append(chunk.choices[0].delta.content)
+    assert text, "the prefix was committed and sent before the rejection"
+    assert raised.value.body["code"] == "rejected_after_commit" and "repetition" in raised.value.message
+

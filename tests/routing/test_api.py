@@ -54,7 +54,9 @@ def test_the_accepted_answer_names_its_route_and_attempt_count(client, gateway_e
     assert [(a.route, a.status, a.failure_class, a.http_status) for a in attempts] == [
         ("alpha", "failed", "transient", 503), ("beta", "accepted", "", 200)]
     assert attempts[1].fallback_reason == "fallback after transient (http_503) on alpha"
-    assert attempts[1].validation == "passed" and attempts[1].cost_usd > 0
+    assert attempts[1].validation.startswith("passed; answer: leading_garbage=pass") and attempts[1].cost_usd > 0
+    # Not streamed: the whole answer passed the content checks before it was accepted.
+    assert attempts[1].checks["answer.mojibake"] == "pass"
 
 
 @pytest.mark.django_db

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from canary.languages import LANGUAGE_NAMES
+from core.languages import LANGUAGE_NAMES
 from fake_openrouter.texts import all_texts, texts_for
 
 CJK = {"ja", "zh", "ko"}

@@ -18,7 +18,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from canary.languages import DEFAULT_LANGUAGES
+from core.languages import DEFAULT_LANGUAGES
 from tests.verdicts.fleets import FAULTS, endpoint, fault_fleet, fleet, healthy_fleet
 
 pytestmark = pytest.mark.django_db

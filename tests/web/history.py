@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
+from canary.judges import leading_signature
 from canary.models import (
     Decision,
     Endpoint,
@@ -204,6 +205,8 @@ def history_build(
                     excerpt = EXCERPTS.get(kind, excerpt)
                 if weak and kind == "refusal" and verdict == "pass" and kind not in controls:
                     verdict, reason = "inconclusive", "probe weak this round (positive control passed)"
+                if "leading_garbage" in faulty and excerpt and kind not in ("leading_garbage", "corruption"):
+                    excerpt = ", " + excerpt  # the host's junk opener, on every reply
                 fleet_rate = round(1 / len(fleet), 3) if verdict == "fail" else None
                 if verdict == "fail" and kind not in controls:
                     failed[kind] = {"check": check, "reason": reason, "fleet_rate": fleet_rate}
@@ -217,6 +220,8 @@ def history_build(
                         transport_kind=transport_kind, serving_provider=ep.provider_name,
                         generation_id=f"gen-{rnd.pk}-{ep.pk}-{kind}" if not transport_kind else "",
                         reply_excerpt=excerpt if kind not in ("leading_garbage", "corruption") else "",
+                        # As the probes store it: the junk each reply starts with.
+                        leading_signature=leading_signature(excerpt) if kind not in ("leading_garbage", "corruption") and excerpt else None,
                         prompt_tokens=60, completion_tokens=90, cost_usd=Decimal("0.00004"),
                         created_at=rnd.started_at,
                     )

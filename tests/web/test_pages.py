@@ -111,7 +111,9 @@ def test_endpoint_page_has_ttft_chart_data_history_timeline_and_fleet_rates(view
     assert check["endpoints_failing"] == 1
     assert h.timeline, "borealis was (would-)suspended in the window"
     assert any(b.enforced for b in h.timeline) and any(not b.enforced for b in h.timeline)
-    assert h.recent_failures and h.recent_failures[0]["excerpt"].startswith(",")
+    # The failing reply itself, its junk opener marked, with the rule and the language.
+    shown = h.recent_failures[0]["shown"]
+    assert shown.excerpt.bad == "," and shown.excerpt.at == 0 and shown.rule and shown.language
     assert h.state_label == "suspended"
     assert viewer.get(reverse("admin:canary_endpoint_history", args=[999999])).status_code == 404
 

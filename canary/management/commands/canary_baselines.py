@@ -8,14 +8,15 @@ import dataclasses
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from canary.management.commands.canary_round import parse_now
 from canary.services.baselines import declared_checks, realised_false_positives
 from core.identifiers import validate_model_id
+from core.management.strict import StrictCommand
 
 
-class Command(BaseCommand):
+class Command(StrictCommand):
     help = "Print each check's baseline, threshold and declared false suspensions per endpoint-year."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -13,7 +13,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from canary import policy
 from canary.management.commands.canary_round import parse_now
@@ -21,6 +21,7 @@ from canary.models import EndpointRound
 from canary.services.quarantine import policy_settings
 from canary.terms import Action, Mode
 from core.identifiers import validate_model_id
+from core.management.strict import StrictCommand
 
 
 def replay_history(
@@ -48,7 +49,7 @@ def _check_days(flag: str, days: float) -> None:
         raise ValueError(f"{flag} values must be more than 0 and at most {MAX_DAYS} days, got {days}")
 
 
-class Command(BaseCommand):
+class Command(StrictCommand):
     help = "Replay the suspension policy over stored rounds; print would-be suspensions."
 
     def add_arguments(self, parser: CommandParser) -> None:

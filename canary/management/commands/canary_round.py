@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 
 from canary.models import Round
@@ -16,6 +16,7 @@ from canary.selectors import round_report
 from canary.services.rounds import NO_ENDPOINTS_TITLE, RoundError, round_close_stuck, round_run
 from canary.terms import Mode
 from core.identifiers import validate_model_id
+from core.management.strict import StrictCommand
 
 # Clock skew between the machine that types --now and this one.
 FUTURE_TOLERANCE = timedelta(minutes=5)
@@ -39,7 +40,7 @@ def parse_now(value: str | None, flag: str = "--now") -> datetime:
     return parsed
 
 
-class Command(BaseCommand):
+class Command(StrictCommand):
     help = "Run one canary round: discover the model's endpoints, probe each pinned, judge, print."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand
-
 from canary.groups import groups_ensure
+from core.management.strict import StrictCommand
 
 
-class Command(BaseCommand):
+class Command(StrictCommand):
     help = "Create or update the staff groups viewer, operator and reviewer with their permissions."
 
     def handle(self, *args: Any, **opts: Any) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
@@ -27,6 +27,7 @@ from canary.models import Exclusion
 from canary.services.quarantine import exclusion_add, exclusion_remove
 from canary.terms import Layer
 from core.identifiers import validate_model_id
+from core.management.strict import StrictCommand
 
 FIELDS = {"model", "target", "reason", "evidence_url", "reviewer"}
 
@@ -100,7 +101,7 @@ def source_name(path: Path) -> str:
         return str(resolved)
 
 
-class Command(BaseCommand):
+class Command(StrictCommand):
     help = "Load reviewed exclusions from a versioned JSON file (idempotent)."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from core.management.strict import StrictCommand
 from fake_openrouter.fleet import FleetError, load_fleet
 from fake_openrouter.server import API_PREFIX, run
 
 
-class Command(BaseCommand):
+class Command(StrictCommand):
     help = "Serve a fake OpenRouter API on loopback, driven by a fleet file."
 
     def add_arguments(self, parser: CommandParser) -> None:

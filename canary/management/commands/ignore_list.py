@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from canary.management.commands.canary_round import parse_now
 from canary.selectors import watch_hint
 from canary.services.ignore_list import ignore_list_get
 from core.identifiers import validate_model_id
+from core.management.strict import StrictCommand
 
 
-class Command(BaseCommand):
+class Command(StrictCommand):
     help = "Print a model's merged ignore list (reviewed + incident + canary) with sources."
 
     def add_arguments(self, parser: CommandParser) -> None:

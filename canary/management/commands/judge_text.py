@@ -18,13 +18,14 @@ import json
 import sys
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from canary.judges import run, warm_up
-from canary.languages import validate_language
+from core.languages import validate_language
+from core.management.strict import StrictCommand
 
 
-class Command(BaseCommand):
+class Command(StrictCommand):
     help = "Judge replies read as JSON lines on stdin; one JSON verdict line per input line."
     stealth_options = ("stdin",)  # call_command(..., stdin=StringIO(...)) in tests
 

@@ -31,13 +31,38 @@
     return getComputedStyle(document.body).getPropertyValue("--body-quiet-color").trim() || "#666";
   }
 
+  // The y-axis top for values up to max: 1.25x, rounded up to 1, 2 or 5 times a power of ten.
+  function niceTop(max) {
+    if (!(max > 0)) { return 1; }
+    var raw = max * 1.25;
+    var step = Math.pow(10, Math.floor(Math.log10(raw)));
+    var steps = [1, 2, 2.5, 5, 10];
+    for (var i = 0; i < steps.length; i++) {
+      if (raw <= steps[i] * step) { return steps[i] * step; }
+    }
+    return 10 * step;
+  }
+
+  // The scale follows the values: a slowdown from 150 to 800 ms must be visible even when
+  // the limit is 10 s. The limit is a line when it is near the values (within 2x of the
+  // highest), else the legend names it; probes with no first token sit at the top.
+  function ttftScale(data) {
+    var values = data.points.concat(data.fleet).map(function (p) { return p.y; });
+    var highest = values.length ? Math.max.apply(null, values) : 0;
+    var limitShown = !values.length || highest * 2 >= data.limit_ms;
+    var top = limitShown ? niceTop(Math.max(highest, data.limit_ms)) : niceTop(highest);
+    return { top: top, limitShown: limitShown };
+  }
+
   function ttftChart(canvas, data) {
-    var capped = data.capped || [];
+    var scale = ttftScale(data);
+    canvas.dataset.yMax = String(scale.top);
+    canvas.dataset.limitShown = String(scale.limitShown);
+    var capped = (data.capped || []).map(function (p) { return { x: p.x, y: scale.top, v: p.v }; });
     var xs = data.points.concat(capped, data.fleet).map(function (p) { return p.x; });
     var xmin = Math.min.apply(null, xs.length ? xs : [0]);
     var xmax = Math.max.apply(null, xs.length ? xs : [1]);
-    // The limit line is always drawn: "how far from the limit" is the question the chart
-    // answers, and failing probes sit on it.
+    var limitLabel = scale.limitShown ? "limit (" + data.limit_ms + " ms)" : "limit " + data.limit_ms + " ms (far above these values, not drawn)";
     return new Chart(canvas, {
       type: "line",
       data: {
@@ -54,7 +79,7 @@
             tension: 0
           },
           {
-            label: "failed, no first token (drawn at the limit)",
+            label: "failed, no first token (drawn at the top)",
             data: capped,
             showLine: false,
             pointStyle: "crossRot",
@@ -72,8 +97,8 @@
             pointRadius: 0
           },
           {
-            label: "limit (" + data.limit_ms + " ms)",
-            data: [{ x: xmin, y: data.limit_ms }, { x: xmax, y: data.limit_ms }],
+            label: limitLabel,
+            data: scale.limitShown ? [{ x: xmin, y: data.limit_ms }, { x: xmax, y: data.limit_ms }] : [],
             borderColor: VERDICT_COLOURS.fail,
             borderWidth: 1.5,
             pointRadius: 0
@@ -87,7 +112,7 @@
         interaction: { mode: "nearest", intersect: false },
         scales: {
           x: { type: "linear", ticks: { callback: utcLabel, maxTicksLimit: 10, color: textColour() } },
-          y: { beginAtZero: true, title: { display: true, text: "ms", color: textColour() }, ticks: { color: textColour() } }
+          y: { beginAtZero: true, max: scale.top, title: { display: true, text: "ms", color: textColour() }, ticks: { color: textColour() } }
         },
         plugins: {
           legend: { labels: { color: textColour() } },
@@ -127,7 +152,152 @@
     });
   }
 
-  var KINDS = { ttft: ttftChart, observe: observeChart };
+  var SERIES_COLOURS = ["#417690", "#d9534f", "#5cb85c", "#f0ad4e", "#6f42c1", "#7fa7d1", "#8d6e63", "#26a69a"];
+
+  function percentTick(value) { return Math.round(value * 100) + "%"; }
+
+  // Per probe kind, the share of the endpoint's replies failing in each round (0..1).
+  function checksChart(canvas, data) {
+    return new Chart(canvas, {
+      type: "line",
+      data: {
+        datasets: data.series.map(function (s, i) {
+          return {
+            label: s.label,
+            data: s.points,
+            borderColor: SERIES_COLOURS[i % SERIES_COLOURS.length],
+            backgroundColor: SERIES_COLOURS[i % SERIES_COLOURS.length],
+            borderWidth: 1.5,
+            pointRadius: s.points.map(function (p) { return p.y ? 4 : 1.5; }),
+            spanGaps: false,
+            tension: 0
+          };
+        })
+      },
+      options: {
+        animation: false,
+        maintainAspectRatio: false,
+        interaction: { mode: "nearest", intersect: false },
+        scales: {
+          x: { type: "linear", ticks: { callback: utcLabel, maxTicksLimit: 10, color: textColour() } },
+          y: { min: 0, max: 1, ticks: { callback: percentTick, color: textColour() }, title: { display: true, text: "replies failing", color: textColour() } }
+        },
+        plugins: {
+          legend: { labels: { color: textColour() } },
+          tooltip: {
+            callbacks: {
+              title: function (items) { return items.length ? utcLabel(items[0].parsed.x) + " UTC" : ""; },
+              label: function (item) {
+                var raw = item.raw || {};
+                return item.dataset.label + ": " + percentTick(item.parsed.y) + (raw.n ? " (" + raw.k + " of " + raw.n + " replies)" : "");
+              }
+            }
+          }
+        }
+      }
+    });
+  }
+
+  // Hourly series per route: {"hours": [epoch ms], "routes": [{"route", "values": [..]}],
+  // "unit": "percent" | "ms", "marks": [{"x", "label"}]} (marks: masking warnings).
+  function routeSeriesChart(canvas, data) {
+    var marks = data.marks || [];
+    var datasets = data.routes.map(function (r, i) {
+      return {
+        label: r.route,
+        data: data.hours.map(function (x, j) { return { x: x, y: r.values[j] }; }),
+        borderColor: SERIES_COLOURS[i % SERIES_COLOURS.length],
+        backgroundColor: SERIES_COLOURS[i % SERIES_COLOURS.length],
+        borderWidth: 1.5,
+        pointRadius: 2,
+        spanGaps: false,
+        tension: 0
+      };
+    });
+    if (marks.length) {
+      datasets.push({
+        label: "masking warning",
+        data: marks.map(function (m) { return { x: m.x, y: data.unit === "percent" ? 1 : null, note: m.label }; }),
+        showLine: false,
+        pointStyle: "triangle",
+        pointRadius: 9,
+        borderColor: "#d9534f",
+        backgroundColor: "#d9534f"
+      });
+    }
+    var y = data.unit === "percent"
+      ? { min: 0, max: 1, ticks: { callback: percentTick, color: textColour() } }
+      : { beginAtZero: true, title: { display: true, text: "ms", color: textColour() }, ticks: { color: textColour() } };
+    return new Chart(canvas, {
+      type: "line",
+      data: { datasets: datasets },
+      options: {
+        animation: false,
+        maintainAspectRatio: false,
+        interaction: { mode: "nearest", intersect: false },
+        scales: { x: { type: "linear", ticks: { callback: utcLabel, maxTicksLimit: 12, color: textColour() } }, y: y },
+        plugins: {
+          legend: { labels: { color: textColour() } },
+          tooltip: {
+            callbacks: {
+              title: function (items) { return items.length ? utcLabel(items[0].parsed.x) + " UTC" : ""; },
+              label: function (item) {
+                var raw = item.raw || {};
+                if (raw.note) { return raw.note; }
+                var v = item.parsed.y;
+                return item.dataset.label + ": " + (data.unit === "percent" ? percentTick(v) : Math.round(v) + " ms");
+              }
+            }
+          }
+        }
+      }
+    });
+  }
+
+  // Breaker state per route over time as a stepped line: closed 0, half-open 1, open 2.
+  var BREAKER_LEVELS = ["closed", "half-open", "open"];
+
+  function breakerChart(canvas, data) {
+    return new Chart(canvas, {
+      type: "line",
+      data: {
+        datasets: data.routes.map(function (r, i) {
+          return {
+            label: r.route,
+            data: r.points,
+            stepped: "before",
+            clip: false,
+            borderColor: SERIES_COLOURS[i % SERIES_COLOURS.length],
+            backgroundColor: SERIES_COLOURS[i % SERIES_COLOURS.length],
+            borderWidth: 2,
+            pointRadius: 2
+          };
+        })
+      },
+      options: {
+        animation: false,
+        maintainAspectRatio: false,
+        scales: {
+          x: { type: "linear", min: data.since, max: data.until, ticks: { callback: utcLabel, maxTicksLimit: 12, color: textColour() } },
+          y: { min: 0, max: 2, offset: true, ticks: { stepSize: 1, callback: function (v) { return BREAKER_LEVELS[v] || ""; }, color: textColour() } }
+        },
+        plugins: {
+          legend: { labels: { color: textColour() } },
+          tooltip: {
+            callbacks: {
+              title: function (items) { return items.length ? utcLabel(items[0].parsed.x) + " UTC" : ""; },
+              label: function (item) {
+                var raw = item.raw || {};
+                return item.dataset.label + ": " + (BREAKER_LEVELS[item.parsed.y] || "?") + (raw.why ? " (" + raw.why + ")" : "");
+              }
+            }
+          }
+        }
+      }
+    });
+  }
+
+  var KINDS = { ttft: ttftChart, observe: observeChart, checks: checksChart, routes: routeSeriesChart, breakers: breakerChart };
 
   function drawAll() {
     if (typeof window.Chart === "undefined") {

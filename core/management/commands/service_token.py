@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from core.management.strict import StrictCommand
 from core.models import ServiceToken
 from core.tokens import (
     service_token_issue,
@@ -20,7 +21,7 @@ def _at(value: Any) -> str:
     return f"{value:%Y-%m-%d %H:%M:%S}Z" if value is not None else "-"
 
 
-class Command(BaseCommand):
+class Command(StrictCommand):
     help = (
         "Issue, rotate, revoke or list bearer tokens of backend services (a new token is "
         "shown once). Rotation keeps the old token valid for --overlap-s seconds."

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
+import redis
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.core.wsgi import get_wsgi_application
 from django.utils import timezone
 
@@ -34,10 +35,12 @@ from canary.services.quarantine import mode_set
 from canary.services.rounds import endpoints_sync, round_run
 from canary.terms import Mode
 from core.addr import addr_problem
+from core.management.strict import StrictCommand
+from core.redis_keys import keys_under_delete
 from core.tokens import service_token_issue
 from fake_openrouter.process import SimulatorStartError, free_port, start_simulator
 from routing.demo import demo_calls, demo_report, demo_routes_ensure
-from routing.services import gateway_flush
+from routing.services import gateway_flush, gateway_reset
 
 DEFAULT_FLEET = Path(settings.BASE_DIR) / "canary" / "fleets" / "default.json"
 # The default fleet's host that runs its own content filter: the refusal probe's control.
@@ -53,6 +56,11 @@ def demo_first_round_at(now: datetime, rounds: int) -> datetime:
     return now - ROUND_INTERVAL * max(rounds - 1, 0)
 
 
+def demo_key_prefix() -> str:
+    """A Redis key prefix of this demo run alone: ``demo:<8 hex>:``."""
+    return f"demo:{secrets.token_hex(4)}:"
+
+
 def addr_check(addr: str) -> None:
     """Raise CommandError unless ``host:port`` can be listened on now."""
     problem = addr_problem(addr)
@@ -65,7 +73,7 @@ class _QuietHandler(WSGIRequestHandler):
         return None
 
 
-class Command(BaseCommand):
+class Command(StrictCommand):
     help = "Run the demo: simulator + canary rounds + web app on 127.0.0.1:8000."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -90,6 +98,11 @@ class Command(BaseCommand):
         # A plain kill (SIGTERM) must stop the simulator too: turn it into SystemExit so
         # the ``finally`` below runs, as it does for Ctrl-C.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+        # The demo's breaker keys live under a prefix of their own, removed on exit: a
+        # demo run never leaves a 24-hour breaker behind in a Redis someone else uses.
+        self._prefix = demo_key_prefix()
+        settings.ROUTING_BREAKER_PREFIX = f"{self._prefix}routing:breaker"
+        gateway_reset()
         try:
             base = f"http://127.0.0.1:{port}/api/v1"
             settings.OPENROUTER_BASE_URL = base
@@ -124,6 +137,18 @@ class Command(BaseCommand):
         finally:
             sim.terminate()
             sim.wait(timeout=5)
+            self._redis_leave()
+
+    def _redis_leave(self) -> None:
+        """Delete the demo's keys (its prefix) from the routing Redis; a Redis that is down
+        is reported, not raised (there is nothing to clean then)."""
+        try:
+            client = redis.Redis.from_url(settings.ROUTING_REDIS_URL or settings.REDIS_URL, socket_timeout=2)
+            removed = keys_under_delete(client, self._prefix)
+        except redis.RedisError as exc:
+            self.stderr.write(f"could not remove the demo's Redis keys ({self._prefix}*): {exc}")
+            return
+        self.stdout.write(f"Removed the demo's {removed} Redis key(s) under {self._prefix}*.")
 
     def _print_quarantine(self, at: Any) -> None:
         """The suspensions the rounds decided and the merged ignore list."""

@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from core.identifiers import validate_model_id
+from core.management.strict import StrictCommand
 from routing.discovery import plain_value, routes_sync
 from routing.services import contract_model_classes
 
 
-class Command(BaseCommand):
+class Command(StrictCommand):
     help = (
         "One route per endpoint the canary discovered for a model (pinned by tag, with the listing's "
         "context window, tools, structured-output modes and prices). New routes are disabled until an "

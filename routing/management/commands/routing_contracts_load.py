@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from core.management.strict import StrictCommand
 from routing.contracts import ContractError
 from routing.services import contracts_load_files
 
 
-class Command(BaseCommand):
+class Command(StrictCommand):
     help = "Load routing contracts from JSON files (one contract or a list per file)."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -1,4 +1,5 @@
-"""The one lingua language detector of the process, for the 17 interface languages.
+"""The one lingua language detector of the process, for the 17 interface languages, and the
+rule of what language a text is in (``text_language``), which the canary and the gateway share.
 
 Built once, lazily, under a lock (docs/sources/text-checks.md, "Language": 17 languages, preloaded, high
 accuracy: about 1–3 s and ~380 MiB; lazy loading instead costs ~150–230 ms on the first
@@ -11,10 +12,11 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+import regex
 from lingua import IsoCode639_1, LanguageDetector, LanguageDetectorBuilder
 
-from canary.judges.text import without_surrogates
-from canary.languages import LANGUAGE_NAMES
+from core.languages import LANGUAGE_NAMES
+from core.text import storable
 
 _detector: LanguageDetector | None = None
 _lock = threading.Lock()
@@ -57,7 +59,7 @@ def confidences(text: str) -> list[Confidence]:
     All values are 0.0 when the text has no letters lingua can use (``...``, emoji,
     digits; docs/sources/text-checks.md, "Language").
     """
-    values = get_detector().compute_language_confidence_values(without_surrogates(text))
+    values = get_detector().compute_language_confidence_values(storable(text))
     return [_confidence(cv.language.iso_code_639_1.name, cv.value) for cv in values]
 
 
@@ -75,7 +77,7 @@ def confidences_many(texts: list[str]) -> list[list[Confidence]]:
     if not texts:
         return []
     detector = get_detector()
-    batches = [detector.compute_language_confidence_values(without_surrogates(t)) for t in texts]
+    batches = [detector.compute_language_confidence_values(storable(t)) for t in texts]
     return [
         [_confidence(cv.language.iso_code_639_1.name, cv.value) for cv in values]
         for values in batches
@@ -84,3 +86,45 @@ def confidences_many(texts: list[str]) -> list[list[Confidence]]:
 
 def _confidence(iso_name: str, value: float) -> Confidence:
     return Confidence(language=iso_name.lower(), value=float(value))
+
+
+# The language of a text (the rule both halves use: the canary's judges read replies with
+# it, the gateway reads a conversation's turns with it). Thresholds from the language
+# judge's measurements (docs/sources/text-checks.md, "Order of checks"): under 40 letters
+# no reading was ever sure, and 0.9 is the confidence a foreign reading must reach.
+SURE_LETTERS = 40
+SURE_CONFIDENCE = 0.9
+_LETTER = regex.compile(r"\p{L}")
+_KANA = regex.compile(r"[\p{Hiragana}\p{Katakana}]")
+
+
+@dataclass(frozen=True)
+class TextLanguage:
+    """A sure reading of a text: ``language`` (ISO 639-1, one of the 17), lingua's
+    ``confidence`` in it (0.0-1.0) and the ``letters`` it was read from."""
+
+    language: str
+    confidence: float
+    letters: int
+
+
+def text_language(text: str, *, min_letters: int = SURE_LETTERS,
+                  min_confidence: float = SURE_CONFIDENCE) -> TextLanguage | None:
+    """The language ``text`` is written in when the reading is sure: at least
+    ``min_letters`` letters (Unicode category L) and a top confidence of at least
+    ``min_confidence``; None otherwise (too short, no reading, or two languages close).
+
+    Japanese written with Kana that lingua reads as Chinese (its Kanji blind spot,
+    lingua-rs#152) is Japanese: Chinese is never written with Kana. Never raises.
+    """
+    letters = len(_LETTER.findall(text))
+    if letters < min_letters:
+        return None
+    values = confidences(text)
+    if not values or values[0].value < min_confidence:
+        if values and values[0].language == "zh" and _KANA.search(text):
+            return TextLanguage("ja", values[0].value, letters)
+        return None
+    top = values[0]
+    language = "ja" if top.language == "zh" and _KANA.search(text) else top.language
+    return TextLanguage(language, top.value, letters)

@@ -1,4 +1,4 @@
-"""The interface languages of the product, as ISO 639-1 codes with English names.
+"""The interface languages of the product (shared by the canary, the gateway and the simulator), as ISO 639-1 codes with English names.
 
 Order is the default rotation of the language probe (issue "Canary round end to end").
 """

@@ -1,0 +1,66 @@
+"""The live checks and the commit point, pure: which checks block, when each has decided,
+and when the hold ends (``routing.live_checks``, ``routing.commit``)."""
+
+from __future__ import annotations
+
+from routing.commit import answer_checks, commit_now, prefix_checks, reply_checks
+from routing.contracts import StreamCommit
+from routing.live_checks import PREFIX_CANDIDATES, PREFIX_CHECKS
+
+EARLY = StreamCommit("prefix", 64, 250.0)
+FIXED = StreamCommit("prefix", 64, 250.0, early=False)
+
+
+def test_the_refusal_judge_is_a_candidate_that_never_blocks_a_prefix() -> None:
+    assert [c.name for c in PREFIX_CANDIDATES if not c.blocks] == ["refusal"]
+    assert "refusal" not in {c.name for c in PREFIX_CHECKS}
+
+
+def test_an_opener_with_a_capital_decides_at_its_first_characters() -> None:
+    checks = prefix_checks("Hello", None)
+    assert checks.ok and checks.decided and commit_now(EARLY, checks, hold_is_over=False)
+
+
+def test_a_lowercase_opener_waits_for_six_characters() -> None:
+    assert not prefix_checks("ingu", None).decided
+    assert prefix_checks("ingu*Ela sorri", None).failed.startswith("leading_garbage")
+
+
+def test_the_fixed_hold_waits_even_when_the_checks_have_decided() -> None:
+    checks = prefix_checks("Hello", None)
+    assert not commit_now(FIXED, checks, hold_is_over=False) and commit_now(FIXED, checks, hold_is_over=True)
+
+
+def test_a_blocking_failure_ends_the_hold_at_once_whatever_the_mode() -> None:
+    checks = prefix_checks("; Hello there", None)
+    assert not checks.ok and commit_now(FIXED, checks, hold_is_over=False)
+
+
+def test_an_ascii_prefix_of_a_portuguese_reply_cannot_rule_out_mojibake_yet() -> None:
+    checks = prefix_checks("Ola, viajante", "pt")
+    assert checks.ok and not checks.decided and checks.verdicts["mojibake"] == "inconclusive"
+
+
+def test_mojibake_fails_a_prefix_whatever_the_language() -> None:
+    broken = "Olá, viajante! Bem-vindo".encode().decode("cp1252")
+    assert prefix_checks(broken, None).failed.startswith("encoding")
+    assert prefix_checks(broken, "pt").failed.startswith("encoding")
+
+
+def test_a_language_pass_from_fewer_than_forty_letters_is_not_a_decision() -> None:
+    assert not prefix_checks("Olá, viajante! Bem-vindo", "pt").decided
+    assert prefix_checks("Olá, viajante! Bem-vindo à nossa estalagem, sente-se perto do fogo.", "pt").decided
+
+
+def test_a_whole_answer_gets_the_opener_and_the_reply_checks_and_refusal_only_informs() -> None:
+    checks = answer_checks("I'm sorry, but I can't help with that request.", None)
+    assert checks.ok and checks.verdicts["refusal"] == "fail" and "refusal" in checks.evidence
+    assert "refusal=fail (evidence)" in checks.summary("answer")
+    assert answer_checks(";Hello there, traveller.", None).failed.startswith("leading_garbage")
+
+
+def test_without_a_language_a_reply_is_checked_for_mixing_inside_itself() -> None:
+    pt = "O viajante chegou à estalagem ao anoitecer e pediu um quarto para a noite inteira."
+    es = "El viajero llegó a la posada al anochecer y pidió una habitación para toda la noche entera."
+    assert reply_checks(pt + " " + pt, None).verdicts["language_mixing"] == "pass"
+    assert reply_checks(pt + " " + es, None).failed.startswith("language_mixing")
