@@ -201,7 +201,8 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's DatabaseScheduler, refusing an unmigrated database in one line.
+CELERY_BEAT_SCHEDULER = "reverie_ops.beat:CheckedDatabaseScheduler"
 
 # --- OpenRouter ---------------------------------------------------------------------
 OPENROUTER_BASE_URL = env.str("OPENROUTER_BASE_URL", default="https://openrouter.ai/api/v1")
