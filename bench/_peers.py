@@ -12,8 +12,7 @@ started as its users run it, plus the streamed-chat caller every HTTP row uses.
   prints.
 
 Idle keep-alive connections live 30 s on every server (gunicorn's default of 2 s and
-uvicorn's of 5 s closed
-pooled client connections while the client processes waited at a barrier, a reset that
+uvicorn's of 5 s closed pooled client connections while the client processes waited at a barrier, a reset that
 says nothing about the server). uvicorn's supervisor gets 60 s to hear from a worker:
 at 50 streams on 2 cores its default 5 s killed busy workers mid-stream. Every start waits at most ``START_TIMEOUT_S`` and says why it failed (the server's own
 output); every HTTP call has a 30 s timeout.
@@ -34,8 +33,6 @@ from typing import Any
 import httpx
 from _setup import ROOT  # noqa: F401 - puts the project on sys.path before its imports
 
-from openrouter.http1 import Pool, parse_url, request_head
-
 START_TIMEOUT_S = 90.0
 TIMEOUT = httpx.Timeout(30.0)
 
@@ -54,28 +51,6 @@ def stream_caller(url: str, body: dict[str, Any], headers: dict[str, str]) -> Ca
                 pass
         if response.status_code != 200:
             raise RuntimeError(f"{url}: HTTP {response.status_code}")
-
-    return call
-
-
-def wire_caller(url: str, body: dict[str, Any], headers: dict[str, str]) -> Callable[[int], None]:
-    """The same streamed chat completion through the gateway's own HTTP client
-    (``openrouter.http1``), read to the end of the body: the direct call a gateway row
-    would be if its own logic cost nothing (the wire's CPU apart from the gateway's)."""
-    pool = Pool()
-    target = parse_url(url)
-    head = request_head("POST", target, {"Content-Type": "application/json", "Accept": "text/event-stream", **headers})
-    raw = json.dumps(body).encode()
-
-    def call(_: int) -> None:
-        response = pool.request(target, head, raw, connect_timeout_s=30.0, read_timeout_s=30.0, write_timeout_s=30.0)
-        try:
-            for _chunk in response.chunks():
-                pass
-        finally:
-            response.close()
-        if response.status != 200:
-            raise RuntimeError(f"{url}: HTTP {response.status}")
 
     return call
 
@@ -106,21 +81,15 @@ def stop(proc: subprocess.Popen[bytes] | None) -> None:
         proc.wait(timeout=10)
 
 
-def start_ours(root: Path, env: dict[str, str], port: int, *, workers: int, threads: int = 32,
-               server: str = "gthread") -> subprocess.Popen[bytes]:
-    """The web app on 127.0.0.1:``port``: ``gthread`` (gunicorn, as deployed) or
-    ``uvicorn`` (the ASGI trial: ``reverie_ops.asgi``). Waits until it answers."""
-    log = Path(tempfile.mkstemp(suffix=f"-{server}.log")[1])
-    if server == "uvicorn":
-        cmd = [sys.executable, "-m", "uvicorn", "reverie_ops.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-               "--workers", str(workers), "--log-level", "warning", "--no-access-log", "--timeout-keep-alive", "30",
-               "--timeout-worker-healthcheck", "60"]
-    else:
-        cmd = [sys.executable, "-m", "gunicorn", "reverie_ops.wsgi", "-k", "gthread", "-w", str(workers),
-               "--threads", str(threads), "-b", f"127.0.0.1:{port}", "--log-level", "warning", "--keep-alive", "30"]
+def start_ours(root: Path, env: dict[str, str], port: int, *, workers: int, threads: int = 32) -> subprocess.Popen[bytes]:
+    """The web app on 127.0.0.1:``port`` under gunicorn gthread, as deployed. Waits until
+    it answers."""
+    log = Path(tempfile.mkstemp(suffix="-gthread.log")[1])
+    cmd = [sys.executable, "-m", "gunicorn", "reverie_ops.wsgi", "-k", "gthread", "-w", str(workers),
+           "--threads", str(threads), "-b", f"127.0.0.1:{port}", "--log-level", "warning", "--keep-alive", "30"]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)  # noqa: S603 - our interpreter
-    _wait_ready(proc, f"http://127.0.0.1:{port}/v1/chat/completions", f"our gateway under {server}", log)
+    _wait_ready(proc, f"http://127.0.0.1:{port}/v1/chat/completions", "our gateway under gunicorn", log)
     return proc
 
 

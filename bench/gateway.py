@@ -8,12 +8,15 @@ directly and through each system, at 50 requests in flight and then one at a tim
   check, capability selection, the Redis circuit breaker, validation, metrics, events
   queued for the writer thread);
 - **LiteLLM Router, in-process**, in its own interpreter (``bench/_litellm_router.py``);
-- **Reverie gateway over HTTP** under gunicorn gthread as deployed (``--asgi`` adds the
-  uvicorn trial), and **LiteLLM's proxy** as its users run it (``bench/_peers.py``): one
-  worker process per core each, the client processes sending to them.
+- **Reverie gateway over HTTP** under gunicorn gthread as deployed, and **LiteLLM's
+  proxy** as its users run it (``bench/_peers.py``): one worker process per core each,
+  the client processes sending to them.
 
-Targets: our added p50 at 50 in flight <= 2 ms; our CPU per request <= 0.1 ms over a
-direct call; throughput per core >= 10x LiteLLM's.
+Targets, as users feel them (issue "one OpenRouter wire on a well-kept client"): the
+gateway under gunicorn adds at most 3 ms one request at a time (Portkey 2.4 ms, LiteLLM
+4.3 ms in a published sequential run), and its server spends at least 8x less CPU per
+streamed request than LiteLLM's proxy. The in-process rows and CPU line are for reading
+the gateway's own cost; they carry no target.
 
 Method (``bench/_load.py``, whose docstring gives the reasons). The 50 requests in
 flight are spread over client processes (5 x 10 threads by default) that run one closed
@@ -43,9 +46,7 @@ that; ``--profile FILE`` adds a cProfile).
 LiteLLM 1.110.2 is a dev dependency (requirements-dev.txt): the Router row uses it. Its
 proxy server needs extras the project does not carry; it runs from a throwaway
 virtualenv (``--litellm-proxy-venv``; the bench prints how to make it when missing).
-``--no-litellm`` skips both LiteLLM rows, ``--no-http`` the server rows. ``--asgi``
-needs uvicorn, which the project does not deploy (the trial lost; routing/README.md,
-"Serving"): ``.venv/bin/pip install uvicorn==0.54.0 uvloop==0.23.0 httptools==0.9.0``.
+``--no-litellm`` skips both LiteLLM rows, ``--no-http`` the server rows.
 
 Run: ``.venv/bin/python bench/gateway.py`` (needs Redis on REDIS_URL; uses a throwaway
 SQLite file for contracts, routes, tokens and events). ``--postgres NAME`` runs on a fresh
@@ -71,7 +72,7 @@ from pathlib import Path
 from typing import Any
 
 from _load import PHASE_TIMEOUT_S, LoadError, measure, quartiles, run_phase, sequential, tree_cpu_s
-from _peers import start_litellm_proxy, start_ours, stop, stream_caller, wire_caller
+from _peers import start_litellm_proxy, start_ours, stop, stream_caller
 from _setup import ROOT, django_on, fresh_postgres
 
 
@@ -123,14 +124,6 @@ def direct_caller(base_url: str) -> Callable[[int], None]:
         "provider": {"only": [TAG], "allow_fallbacks": False}}, {})
 
 
-def wire_direct_caller(base_url: str) -> Callable[[int], None]:
-    """The direct call read through the gateway's own HTTP client (``openrouter.http1``)
-    instead of httpx: the baseline that leaves the gateway's logic alone."""
-    return wire_caller(base_url + "/chat/completions", {
-        "model": MODEL, "messages": MESSAGES, "max_tokens": MAX_TOKENS, "stream": True,
-        "provider": {"only": [TAG], "allow_fallbacks": False}}, {})
-
-
 def setup_routing() -> None:
     """One route on the simulator's endpoint and one text contract, in the bench database."""
     from routing.models import Route
@@ -170,12 +163,10 @@ def cpu_per_request(base_url: str, *, n: int = 500, block: int = 50, warmup: int
     from routing.services import gateway_get
 
     direct = direct_caller(base_url)
-    wire = wire_direct_caller(base_url)
     system = gateway_caller(create=False)
     sink: Any = gateway_get().sink
     for i in range(warmup):
         direct(i)
-        wire(i)
         system(i)
     if hasattr(sink, "flush"):
         sink.flush()
@@ -183,15 +174,14 @@ def cpu_per_request(base_url: str, *, n: int = 500, block: int = 50, warmup: int
     # Alternating blocks, so that drift (CPU frequency, other programs' cache pressure)
     # hits both sides alike.
     prof = cProfile.Profile(time.process_time) if profile is not None else None
-    spent = {"direct": 0.0, "wire": 0.0, "gateway": 0.0}
+    spent = {"direct": 0.0, "gateway": 0.0}
     added: list[float] = []
-    logic: list[float] = []
     done = 0
     gc.collect()
     while done < n:
         size = min(block, n - done)
         this = {}
-        for side, call in (("direct", direct), ("wire", wire), ("gateway", system)):
+        for side, call in (("direct", direct), ("gateway", system)):
             start = time.process_time()
             if prof is not None and side == "gateway":
                 prof.enable()
@@ -204,26 +194,22 @@ def cpu_per_request(base_url: str, *, n: int = 500, block: int = 50, warmup: int
             this[side] = time.process_time() - start
             spent[side] += this[side]
         added.append((this["gateway"] - this["direct"]) * 1000.0 / size)
-        logic.append((this["gateway"] - this["wire"]) * 1000.0 / size)
         done += size
     if prof is not None and profile is not None:
         prof.dump_stats(str(profile))
-    direct_cpu, wire_cpu, system_cpu = (spent[k] * 1000.0 / n for k in ("direct", "wire", "gateway"))
-    return {"requests": n, "block": block, "direct_cpu_ms": direct_cpu, "wire_cpu_ms": wire_cpu,
-            "gateway_cpu_ms": system_cpu, "added_cpu_ms": system_cpu - direct_cpu, "added_blocks_ms": quartiles(added),
-            "logic_cpu_ms": system_cpu - wire_cpu, "logic_blocks_ms": quartiles(logic)}
+    direct_cpu, system_cpu = (spent[k] * 1000.0 / n for k in ("direct", "gateway"))
+    return {"requests": n, "block": block, "direct_cpu_ms": direct_cpu, "gateway_cpu_ms": system_cpu,
+            "added_cpu_ms": system_cpu - direct_cpu, "added_blocks_ms": quartiles(added)}
 
 
 def cpu_line(cpu: dict) -> str:
     """One line: CPU ms per request, direct and gateway, and the added CPU with the
     interquartile range of its per-block values."""
     q1, _, q3 = cpu["added_blocks_ms"]
-    l1, _, l3 = cpu["logic_blocks_ms"]
     return (f"CPU per request in this process, one request at a time ({cpu['requests']} each, "
             f"blocks of {cpu['block']}): direct {cpu['direct_cpu_ms']:.3f} ms, gateway {cpu['gateway_cpu_ms']:.3f} ms, "
-            f"added {cpu['added_cpu_ms']:.3f} ms [IQR over blocks {q1:.3f}, {q3:.3f}] (the direct call reads through "
-            f"httpx, as the OpenAI SDK does)\n  the gateway's own logic: {cpu['logic_cpu_ms']:.3f} ms [IQR {l1:.3f}, "
-            f"{l3:.3f}] over the same stream read through its own HTTP client ({cpu['wire_cpu_ms']:.3f} ms)")
+            f"added {cpu['added_cpu_ms']:.3f} ms [IQR over blocks {q1:.3f}, {q3:.3f}] (both read the stream through "
+            "httpx, the direct call as the OpenAI SDK does; no target)")
 
 
 def inprocess_row(base_url: str, a: argparse.Namespace) -> dict[str, Any]:
@@ -329,19 +315,16 @@ def http_rows(base_url: str, a: argparse.Namespace, failures: list[str]) -> list
     env = {**os.environ, "OPENROUTER_BASE_URL": base_url, "OPENROUTER_API_KEY": "sk-or-v1-bench",
            "ROUTING_BREAKER_PREFIX": settings.ROUTING_BREAKER_PREFIX}
     body = {"messages": MESSAGES, "max_tokens": MAX_TOKENS, "stream": True}
-    servers = [("gthread", f"Reverie gateway, gunicorn gthread {a.server_workers}w")]
-    if a.asgi:
-        servers.append(("uvicorn", f"Reverie gateway, uvicorn ASGI {a.server_workers}w"))
-    for server, name in servers:
-        port = free_port()
-        proc = None
-        try:
-            proc = start_ours(ROOT, env, port, workers=a.server_workers, server=server)
-            rows.append(server_row(server, name, proc, base_url, f"http://127.0.0.1:{port}/v1/chat/completions", body,
-                                   {"Authorization": f"Bearer {token}", "X-Routing-Contract": "bench-chat@1"}, a,
-                                   settle_s=1.3))
-        finally:
-            stop(proc)
+    port = free_port()
+    proc = None
+    try:
+        proc = start_ours(ROOT, env, port, workers=a.server_workers)
+        rows.append(server_row("gthread", f"Reverie gateway, gunicorn gthread {a.server_workers}w", proc, base_url,
+                               f"http://127.0.0.1:{port}/v1/chat/completions", body,
+                               {"Authorization": f"Bearer {token}", "X-Routing-Contract": "bench-chat@1"}, a,
+                               settle_s=1.3))
+    finally:
+        stop(proc)
     if not a.no_litellm_proxy:
         port = free_port()
         proc = None
@@ -403,23 +386,11 @@ def report(rows: list[dict[str, Any]], cpu: dict[str, Any], a: argparse.Namespac
     print(f"95 % confidence interval of our in-process added median over {ours['rounds']} rounds: {low:.2f} .. {high:.2f} ms"
           + (f" (rounds dropped, a side kept no call in a stall: {dropped})" if dropped else ""))
     kinds = {r["kind"]: r for r in rows}
-    # In-process, our gateway reads the stream more cheaply than the direct call does, so
-    # its added CPU can be below zero: set the Router's added CPU beside our own logic's
-    # (the gateway over the same stream read through its own HTTP client) instead.
-    if "inprocess" in kinds:
-        kinds["inprocess"] = {**kinds["inprocess"], "cpu_ms": cpu["logic_cpu_ms"]}
-    for mine, theirs, what in (("inprocess", "router", "in-process, our logic's CPU vs the Router's added CPU"),
-                               ("gthread", "proxy", "servers, our server CPU per request vs the proxy's")):
-        a_row, b_row = kinds.get(mine), kinds.get(theirs)
-        if a_row and b_row and a_row.get("cpu_ms") and b_row.get("cpu_ms"):
-            ours_ms = max(a_row["cpu_ms"], 1e-3)
-            print(f"Throughput per core, {what}: {b_row['cpu_ms'] / ours_ms:.1f}x LiteLLM's "
-                  f"({1000 / ours_ms:.0f} vs {1000 / b_row['cpu_ms']:.0f} requests/s/core; target >= 10x)")
-    if "gthread" in kinds and "uvicorn" in kinds:
-        w, u = kinds["gthread"], kinds["uvicorn"]
-        print(f"ASGI trial, {a.concurrency} streams in flight: gunicorn gthread adds {w['added_median_ms'][1]:.2f} ms "
-              f"at {w['cpu_ms']:.2f} ms CPU per request, uvicorn (async door) {u['added_median_ms'][1]:.2f} ms "
-              f"at {u['cpu_ms']:.2f} ms")
+    a_row, b_row = kinds.get("inprocess"), kinds.get("router")
+    if a_row and b_row and b_row.get("cpu_ms"):
+        ours_ms = max(cpu["added_cpu_ms"], 1e-3)
+        print(f"In-process, CPU added to a direct call: ours {cpu['added_cpu_ms']:.2f} ms, the Router's "
+              f"{b_row['cpu_ms']:.2f} ms ({b_row['cpu_ms'] / ours_ms:.1f}x; no target)")
     for r in rows:
         if r["kind"] not in ("router", "proxy") or not r.get("sequential") or not r.get("cpu_ms") or "stalled" in r:
             continue
@@ -443,15 +414,15 @@ def report(rows: list[dict[str, Any]], cpu: dict[str, Any], a: argparse.Namespac
         print(f"Most of LiteLLM's CPU here is per streamed chunk (its stream wrapper and the OpenAI SDK's models, built "
               f"for each of this reply's ~{STREAM_CHUNKS} chunks: about {peer['cpu_ms'] / STREAM_CHUNKS:.1f} ms each); "
               "a figure measured on a short or non-streamed reply would leave most of that out.")
-    # Met only when the whole 95 % interval is under the target: a median under it with an
-    # interval reaching past it has not shown that it is.
-    low, high = ours["added_median_ci_ms"]
-    median = ours["added_median_ms"][1]
-    shown = "met" if high <= 2.0 else ("not shown: the interval reaches past 2 ms" if median <= 2.0 else "NOT met")
-    verdict = f"ours {median:.2f} ms [95 % CI {low:.2f} .. {high:.2f}] ({shown})"
-    added_cpu = cpu["added_cpu_ms"]
-    print(f"Targets: added p50 at {a.concurrency} in flight <= 2 ms: {verdict}; "
-          f"CPU per request <= 0.1 ms over direct: {added_cpu:.3f} ms ({'met' if added_cpu <= 0.1 else 'NOT met'})")
+    served, peer_proxy = kinds.get("gthread"), kinds.get("proxy")
+    if served and served.get("sequential"):
+        seq_added = served["sequential"]["added_median_ms"][1]
+        print(f"Target: the gateway under gunicorn adds <= 3 ms one request at a time: {seq_added:.2f} ms "
+              f"({'met' if seq_added <= 3.0 else 'NOT met'})")
+    if served and peer_proxy and served.get("cpu_ms") and peer_proxy.get("cpu_ms"):
+        times = peer_proxy["cpu_ms"] / max(served["cpu_ms"], 1e-3)
+        print(f"Target: server CPU per streamed request >= 8x less than LiteLLM's proxy: ours {served['cpu_ms']:.2f} ms, "
+              f"the proxy's {peer_proxy['cpu_ms']:.2f} ms, {times:.1f}x ({'met' if times >= 8.0 else 'NOT met'})")
 
 
 def main() -> None:
@@ -475,7 +446,6 @@ def main() -> None:
     parser.add_argument("--no-litellm", action="store_true", help="no LiteLLM rows (Router and proxy)")
     parser.add_argument("--no-litellm-proxy", action="store_true", help="no LiteLLM proxy row")
     parser.add_argument("--no-http", action="store_true", help="no HTTP server rows (ours and LiteLLM's proxy)")
-    parser.add_argument("--asgi", action="store_true", help="also our gateway under uvicorn (the ASGI trial)")
     parser.add_argument("--cpu-requests", type=int, default=500, help="sequential requests per side of the CPU harness")
     parser.add_argument("--cpu-only", action="store_true", help="only the in-process CPU harness (no concurrency)")
     parser.add_argument("--profile", type=Path, help="with --cpu-only: write a cProfile of the gateway phase here")

@@ -1,7 +1,8 @@
 """Bench: 10 models x 15 endpoints, one scheduled round each, on two Celery workers.
 
-Issue "Scheduled, distributed canary rounds", scale: the wall time from dispatching the 10
-rounds to the last one finalised must be at most 1.5 times the slowest single endpoint's
+Issue "Scheduled, distributed canary rounds", scale, as restated by issue #30 (one
+OpenRouter wire on httpx): the wall time from dispatching the 10 rounds to the last one
+finalised must be at most 1.6 times the slowest single endpoint's
 own probe chain (its four probes, concurrently, as in a round, measured in this same run
 after a warm-up chain, so that loading the language models and the first connection do
 not inflate it). Also prints tasks per second, broker (Redis) commands per probe, and the
@@ -266,7 +267,7 @@ def main() -> None:
         print(f"rounds completed: {done} of {len(MODELS)}; endpoints: {Endpoint.objects.count()}; probes: {probes}")
         print(f"slowest single endpoint chain: {slowest:.2f} s (of {len(chains)} measured)")
         print(f"wall time of the 10 rounds: {wall:.2f} s")
-        print(f"ratio wall / slowest chain: {wall / slowest:.3f} (target <= 1.5)")
+        print(f"ratio wall / slowest chain: {wall / slowest:.3f} (target <= 1.6)")
         print(f"tasks per second: {tasks / wall:.1f}")
         # A round's deadline is set when it opens (discovery done), its budget after.
         budget_s = settings.CANARY_ROUND_BUDGET_S
@@ -287,7 +288,7 @@ def main() -> None:
         print(f"CPU floor: {used / cores:.2f} s of wall even if every core were busy all the time "
               f"-> ratio floor {used / cores / slowest:.2f} on this machine")
         workers_cpu = sum(cpu_round[w.pid] for w in workers)
-        print(f"worker CPU per probe: {workers_cpu / probes * 1000:.2f} ms (target <= 4); simulator CPU per reply: "
+        print(f"worker CPU per probe: {workers_cpu / probes * 1000:.2f} ms (no target: CPU is retired as a target, the ratio is what users feel); simulator CPU per reply: "
               f"{cpu_round[sim.pid] / probes * 1000:.2f} ms")
         print(f"probes per second per worker process: {probes / wall / len(workers):.1f} with {len(workers)} workers "
               f"({probes / workers_cpu:.0f} per second of a worker's CPU)")

@@ -24,6 +24,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from canary import dashboard_selectors as sel
+from canary.dashboard_selectors.live import endpoint_live, suspect_tags
 from canary.judges.run import judge_pasted
 from canary.models import Decision, Endpoint
 from canary.reasons import ApplyFn, ReasonNextForm, false_positive_by, lift_by, reasons_apply
@@ -106,7 +107,7 @@ def health_matrix_view(request: HttpRequest, site: admin.AdminSite) -> HttpRespo
     data = sel.health_matrix(model, rounds, timezone.now())
     return _render(
         request, site, "admin/canary/health_matrix.html", "Fleet health",
-        {"models": models, "rounds": rounds, **data},
+        {"models": models, "rounds": rounds, "suspects": suspect_tags(model), **data},
     )
 
 
@@ -137,6 +138,7 @@ def endpoint_view(request: HttpRequest, site: admin.AdminSite, endpoint_id: int)
             "chart_rounds": chart_rounds,
             "table_rounds": table_rounds,
             "can_lift": request.user.has_perm(PERM_LIFT),
+            "live": endpoint_live(data.endpoint, timezone.now()),
         },
     )
 

@@ -46,7 +46,7 @@ _TARGET_RE: Final = re.compile(rf"{_PART}(?:/{_PART})?")
 TARGET_MAX = 200  # Exclusion.target's length
 # The most targets one model's ignore list may hold: the internal API's documented
 # bound (its OpenAPI maxItems), and what the product backend's client accepts
-# (routing/client.py, max_entries); a longer list would leave backends on a stale one.
+# (ignore_client/client.py, max_entries); a longer list would leave backends on a stale one.
 IGNORE_LIST_MAX_ENTRIES = 10_000
 # An incident exclusion is temporary by definition: at most this long (the admin's action
 # form and its add form alike); a longer one is a reviewed exclusion.

@@ -100,6 +100,8 @@ class Round(models.Model):
     class Triggers(models.TextChoices):
         SCHEDULE = "schedule", "schedule"
         MANUAL = "manual", "manual"
+        # One endpoint's round asked for by live evidence (docs/live-evidence.md).
+        CONFIRMATION = "confirmation", "confirmation"
 
     model_id = models.CharField(max_length=200)
     language = models.CharField(max_length=8)
@@ -120,6 +122,9 @@ class Round(models.Model):
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=14, decimal_places=8, default=0)
+    # A confirmation round probes this one endpoint, on the live evidence it keeps.
+    endpoint = models.ForeignKey("Endpoint", null=True, blank=True, on_delete=models.PROTECT, related_name="confirmations")
+    live_evidence = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-started_at"]

@@ -417,8 +417,13 @@ def policy_apply(
     states: Mapping[str, EndpointState],
     results: Sequence[RoundInput],
     settings: PolicySettings,
+    *,
+    peers_in_production: int = 0,
 ) -> list[PolicyDecision]:
     """Decide one round of one model: one PolicyDecision per result, in input order.
+
+    ``peers_in_production``: endpoints of the model not in ``results`` known to serve
+    (a confirmation round probes one endpoint; its peers still count for the floor).
 
     ``now`` (aware datetime) is the round's time; ``mode`` is ``observe`` or
     ``enforce``; ``states`` maps tag -> EndpointState remembered from earlier rounds
@@ -474,7 +479,7 @@ def policy_apply(
 
     # Capacity after this round's expiries and restores (they only add capacity back),
     # before any new suspension.
-    in_production = sum(1 for step in steps if _in_production(step, mode))
+    in_production = sum(1 for step in steps if _in_production(step, mode)) + peers_in_production
     candidates = sorted(
         (step for step in steps if step.candidate),
         key=lambda step: (-step.result.severity, -step.state.fail_streak, step.result.tag),

@@ -26,6 +26,7 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from canary.models import Round
+from canary.services.confirmation import confirmation_run, confirmation_running, suspects_sweep_now
 from canary.services.notifications import notification_send
 from canary.services.rounds import (
     DuplicateRound,
@@ -57,15 +58,27 @@ def notification_send_task(self: Any, notification_id: int) -> str:
     return "done"
 
 
-@shared_task(acks_late=True)
-def round_start_task(model_id: str, now_iso: str | None = None) -> dict[str, Any]:
+# A scheduled round waits for a running confirmation round of its model this often (s),
+# at most this many times: longer than a round's time budget (180 s), after which the
+# overdue sweep has finalised the confirmation.
+CONFIRMATION_WAIT_S = 20
+CONFIRMATION_WAIT_RETRIES = 12
+
+
+@shared_task(bind=True, acks_late=True, max_retries=CONFIRMATION_WAIT_RETRIES + 1)
+def round_start_task(self: Any, model_id: str, now_iso: str | None = None) -> dict[str, Any]:
     """Beat's entry point: close stuck rounds, claim this slot's round, fan out probes.
 
     A second trigger for the same slot (two beats, a manual run of the schedule) does
-    nothing and says so in its result and the log.
+    nothing and says so in its result and the log. While a confirmation round of the
+    model runs, the scheduled round waits (rounds never overlap for one endpoint),
+    keeping its slot's time.
     """
     now = datetime.fromisoformat(now_iso) if now_iso else timezone.now()
     closed = round_close_stuck(model_id, timezone.now())
+    if confirmation_running(model_id) and self.request.retries < CONFIRMATION_WAIT_RETRIES:
+        # Past the last wait the confirmation is stuck (the overdue sweep closes it): go on.
+        raise self.retry(args=(model_id, now.isoformat()), countdown=CONFIRMATION_WAIT_S)
     try:
         rnd, jobs = round_open(model_id, now=now, trigger=Round.Triggers.SCHEDULE)
     except DuplicateRound as dup:
@@ -119,3 +132,23 @@ def rounds_sweep_task() -> list[int]:
     """Finalise every round past its time budget (the beat runs it every
     ``ROUND_SWEEP_S`` seconds); returns the ids finalised."""
     return rounds_overdue_finalize(timezone.now())
+
+
+@shared_task(acks_late=True)
+def live_sweep_task() -> dict[str, Any]:
+    """The live evidence sweep (the beat runs it every ``LIVE_SWEEP_S`` seconds):
+    new suspects, finished confirmations, due confirmation rounds started."""
+    report = suspects_sweep_now(lambda round_id: confirmation_round_task.delay(round_id))
+    return {"status": "locked"} if report is None else {"status": "done", **report.__dict__}
+
+
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=PROBE_SOFT_TIME_LIMIT_S,
+    time_limit=PROBE_TIME_LIMIT_S,
+)
+def confirmation_round_task(round_id: int) -> str:
+    """Run and finalise one confirmation round (the overdue sweep finalises it if this
+    worker dies)."""
+    return "finalized" if confirmation_run(round_id) is not None else "not running"

@@ -43,6 +43,11 @@ class Action(StrEnum):
     WEAK_PROBE = "weak_probe"
     DISCOVERY_FAILED = "discovery_failed"
     LISTING_EMPTY = "listing_empty"
+    # Live evidence (docs/live-evidence.md): the gateway's verdicts made a suspect; a
+    # confirmation round convicted it (the policy suspended it) or cleared it.
+    LIVE_SUSPECT = "live_suspect"
+    LIVE_CONVICTED = "live_convicted"
+    LIVE_CLEARED = "live_cleared"
 
 
 class Layer(StrEnum):

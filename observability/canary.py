@@ -36,7 +36,8 @@ _DECISIONS = (Action.SUSPENDED, Action.WOULD_SUSPEND, Action.FLOOR_BLOCKED, Acti
 
 def _latest_rounds() -> list[Round]:
     """The latest finished round of each model (one query over the model/started index)."""
-    ids = (Round.objects.filter(status__in=_FINISHED).values("model_id").annotate(last=Max("id")).values_list("last", flat=True))
+    # A confirmation round probes one endpoint: the model's latest picture is its latest full round.
+    ids = (Round.objects.filter(status__in=_FINISHED).exclude(trigger=Round.Triggers.CONFIRMATION).values("model_id").annotate(last=Max("id")).values_list("last", flat=True))
     return list(Round.objects.filter(id__in=list(ids)))
 
 

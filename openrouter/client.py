@@ -18,6 +18,8 @@ import httpx
 
 from core.identifiers import validate_model_id
 from openrouter.chat import parse_chat_body
+from openrouter.codings import ACCEPT_ENCODING, UndecodableError
+from openrouter.egress import EgressTransport, ProxyRule
 from openrouter.endpoints import EndpointInfo, parse_endpoints_body
 from openrouter.errors import (
     DiscoveryError,
@@ -100,8 +102,10 @@ class OpenRouterClient:
     because one socket read timeout serves both phases); ``request_timeout_s`` bounds
     discovery and generation lookups. ``clock`` returns seconds (monotonic); tests pass
     their own. ``max_connections`` (kept alive too) is spread over ``pool_shards`` httpx
-    clients used in turn. ``transport`` replaces the HTTP transport (tests only; one
-    client then).
+    clients used in turn. ``proxy_rule`` says which proxy each origin goes through
+    (default: the process environment's, ``openrouter.egress``; a ``ValueError`` names a
+    proxy variable that is not an http(s) URL). ``transport`` replaces the HTTP transport
+    (tests only; one client then, and no proxy).
 
     Use as a context manager or call ``close()``.
     """
@@ -122,10 +126,12 @@ class OpenRouterClient:
         pool_shards: int = 1,
         clock: Callable[[], float] = time.monotonic,
         transport: httpx.BaseTransport | None = None,
+        proxy_rule: ProxyRule | None = None,
     ) -> None:
-        headers = {"HTTP-Referer": referer, "X-OpenRouter-Title": title}
+        headers = {"HTTP-Referer": referer, "X-OpenRouter-Title": title, "Accept-Encoding": ACCEPT_ENCODING}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
+        check_headers(headers)
         self.base_url = base_url.rstrip("/")
         self.headers = headers
         self.max_response_bytes = max_response_bytes
@@ -136,6 +142,7 @@ class OpenRouterClient:
         self.max_connections = max_connections
         # An injected transport (tests' in-process fakes) is the only wire this client has.
         self.transport_injected = transport is not None
+        self.proxy_rule = proxy_rule if proxy_rule is not None else ProxyRule.from_environment()
         self._clock = clock
         # Several httpx clients, used in turn: httpcore's pool scans every connection it
         # holds on each request start and end, which with a worker's hundreds of probes in
@@ -144,13 +151,17 @@ class OpenRouterClient:
         # next one (no new TCP/TLS handshake inside its TTFT); idle ones close after 5 s
         # (httpx's keep-alive expiry).
         shards = 1 if transport is not None else max(1, pool_shards)
+        self.pool_shards = shards
         per_shard = max(1, max_connections // shards)
         ssl_context = httpx.create_ssl_context() if transport is None else None
         self._clients = [
             httpx.Client(
                 base_url=base_url,
                 headers=headers,
-                transport=transport or pooled_transport(max_connections=per_shard, verify=ssl_context),
+                transport=transport or EgressTransport(
+                    lambda proxy: pooled_transport(max_connections=per_shard, verify=ssl_context, proxy=proxy),
+                    self.proxy_rule,
+                ),
                 timeout=httpx.Timeout(request_timeout_s, connect=connect_timeout_s),
                 follow_redirects=False,
                 cookies=NoCookies(),
@@ -235,7 +246,7 @@ class OpenRouterClient:
             with self._http().stream("GET", path, params=params) as response:
                 try:
                     return response.status_code, read_capped(response, self.max_response_bytes)
-                except TooLargeError as exc:
+                except (TooLargeError, UndecodableError) as exc:
                     raise error_cls(f"GET {path}: {exc}", status=response.status_code) from exc
         except httpx.TimeoutException as exc:
             raise error_cls(f"GET {path}: timed out ({type(exc).__name__})") from exc
@@ -358,7 +369,7 @@ class OpenRouterClient:
             return ctx.call(kind="timeout", message="total timeout passed")
         except httpx.TimeoutException as exc:
             return ctx.call(kind="timeout", message=f"body stalled: {type(exc).__name__}")
-        except httpx.DecodingError as exc:
+        except (httpx.DecodingError, UndecodableError) as exc:
             return ctx.call(kind="invalid_body", message=f"undecodable body: {exc}")
         except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             return ctx.call(kind="reset", message=f"connection closed mid-body: {exc}")
@@ -429,7 +440,7 @@ class OpenRouterClient:
             return stream.fail("invalid_body", str(exc))
         except httpx.TimeoutException:
             return stream.silent()
-        except httpx.DecodingError as exc:
+        except (httpx.DecodingError, UndecodableError) as exc:
             return stream.fail("invalid_body", f"undecodable stream: {exc}")
         except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             return stream.broken(exc)
@@ -437,6 +448,17 @@ class OpenRouterClient:
         if stream.acc.done and stream.acc.error is None:
             _drain(chunks)
         return call
+
+
+def check_headers(headers: Mapping[str, str]) -> None:
+    """Raises ``ValueError`` naming a header whose value cannot be sent: a line break or
+    NUL (an API key pasted with its newline must never become a second header) or a
+    character outside ASCII."""
+    for name, value in headers.items():
+        if "\r" in value or "\n" in value or "\0" in value:
+            raise ValueError(f"header {name} has a line break or NUL in its value")
+        if not value.isascii():
+            raise ValueError(f"header {name} has a character outside ASCII in its value")
 
 
 def _drain(chunks: Iterator[bytes]) -> None:

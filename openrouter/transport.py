@@ -25,6 +25,7 @@ from typing import Any, Final, Literal
 
 import httpx
 
+from openrouter.codings import decoded
 from openrouter.jsonbody import TooLargeError
 
 DEFAULT_MAX_REPLY_BYTES: Final = 16 * 1024 * 1024  # 16 MiB: ~30k streamed tokens with their envelopes
@@ -42,15 +43,17 @@ class NoCookies(http.cookiejar.CookieJar):
         return None
 
 
-def pooled_transport(*, max_connections: int, verify: Any = True) -> httpx.HTTPTransport:
+def pooled_transport(*, max_connections: int, verify: Any = True, proxy: str | None = None) -> httpx.HTTPTransport:
     """One httpcore pool with ``retries=0`` (retrying is the caller's decision, who knows
-    the deadline) that keeps every connection it may open alive. ``verify`` may be a
-    shared ``ssl.SSLContext`` (building one costs ~20 ms of CPU). ``limits`` must be given
-    here: httpx ignores a client's ``limits`` when a transport is given."""
+    the deadline) that keeps every connection it may open alive, direct or through
+    ``proxy`` (a proxy URL, ``openrouter.egress``). ``verify`` may be a shared
+    ``ssl.SSLContext`` (building one costs ~20 ms of CPU). ``limits`` must be given here:
+    httpx ignores a client's ``limits`` when a transport is given."""
     return httpx.HTTPTransport(
         retries=0,
         verify=verify,
         limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+        proxy=proxy,
     )
 
 
@@ -82,12 +85,13 @@ def read_capped(response: httpx.Response, cap: int) -> bytes:
     """The whole (decoded) body, refusing more than ``cap`` bytes.
 
     Raises ``TooLargeError`` as soon as the declared length or the bytes read exceed the
-    cap; httpx's errors (timeouts, resets, undecodable bytes) pass through.
+    cap; ``openrouter.codings.UndecodableError`` and httpx's errors (timeouts, resets)
+    pass through.
     """
     declared = declared_length(response)
     if declared is not None and declared > cap:
         raise TooLargeError("reply", cap)
-    return join_capped(response.iter_bytes(), cap)
+    return join_capped(decoded(response), cap)
 
 
 def join_capped(chunks: Iterable[bytes], cap: int) -> bytes:
@@ -142,7 +146,7 @@ class GuardedBody:
     def __iter__(self) -> Iterator[bytes]:
         if self._response is None:
             raise TypeError("a GuardedBody without a response only checks chunks (take)")
-        for chunk in self._response.iter_bytes():
+        for chunk in decoded(self._response):
             self.take(chunk)
             yield chunk
 

@@ -17,6 +17,7 @@ import environ
 
 from core.db_limits import FINALISER_LIMITS, ROLE_LIMITS, SessionLimits, libpq_options, process_role
 from core.identifiers import validate_model_id
+from openrouter.egress import ProxyRule
 from reverie_ops.broker import broker_transport
 from reverie_ops.database import database_config
 from reverie_ops.env import StrictEnv, above_zero, checked, not_negative, port, positive, redis_url
@@ -200,7 +201,8 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's DatabaseScheduler, refusing an unmigrated database in one line.
+CELERY_BEAT_SCHEDULER = "reverie_ops.beat:CheckedDatabaseScheduler"
 
 # --- OpenRouter ---------------------------------------------------------------------
 OPENROUTER_BASE_URL = env.str("OPENROUTER_BASE_URL", default="https://openrouter.ai/api/v1")
@@ -210,13 +212,23 @@ OPENROUTER_TITLE = env.str("OPENROUTER_TITLE", default="Reverie Ops canary")
 # Connections the canary's client keeps per process. A worker runs (threads x 4) probes at
 # once; a smaller pool would queue probes inside our own client and inflate their TTFT.
 OPENROUTER_MAX_CONNECTIONS = positive("OPENROUTER_MAX_CONNECTIONS", env.int("OPENROUTER_MAX_CONNECTIONS", default=512))
-# ... spread over this many httpx clients (each pool's bookkeeping grows with its size).
-OPENROUTER_POOL_SHARDS = positive("OPENROUTER_POOL_SHARDS", env.int("OPENROUTER_POOL_SHARDS", default=8))
+# ... spread over this many httpx clients (each pool's bookkeeping grows with its size:
+# httpcore scans requests x connections whenever one starts or ends). 300 streams from 80
+# threads on one event loop (2026-12-03): wait before sending p95 170-390 ms with 8, 43 ms
+# with 32, and seconds with one pool.
+OPENROUTER_POOL_SHARDS = positive("OPENROUTER_POOL_SHARDS", env.int("OPENROUTER_POOL_SHARDS", default=32))
 # Size caps on what an upstream sends the gateway (bytes; decoded bytes, what is held in
 # memory): past either the reply is an ``invalid_response`` and the next route is tried.
 # The canary's own cap per reply is CANARY_MAX_RESPONSE_BYTES; lines share the line cap.
 OPENROUTER_MAX_REPLY_BYTES = positive("OPENROUTER_MAX_REPLY_BYTES", env.int("OPENROUTER_MAX_REPLY_BYTES", default=16 * 1024 * 1024))
 OPENROUTER_MAX_LINE_BYTES = positive("OPENROUTER_MAX_LINE_BYTES", env.int("OPENROUTER_MAX_LINE_BYTES", default=1024 * 1024))
+# Egress: discovery, the probes and the gateway reach OpenRouter (and every route) through
+# the proxy the standard environment names (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY; NO_PROXY
+# for hosts reached directly: docs/egress.md). False ignores those variables.
+OPENROUTER_PROXY_FROM_ENV = env.bool("OPENROUTER_PROXY_FROM_ENV", default=True)
+if OPENROUTER_PROXY_FROM_ENV:
+    # A proxy URL the wire cannot use stops the process here, not at the first request.
+    checked("proxy environment", lambda _: ProxyRule.from_environment(), None)
 
 # --- Canary -------------------------------------------------------------------------
 # Canonical (lower-case) ids, as every other entry point stores them; a malformed id
@@ -296,6 +308,18 @@ CANARY_RATE_LIMIT_REDIS = env.bool("CANARY_RATE_LIMIT_REDIS", default=False)
 # one model's round over more workers. Ten keeps a typical model (10 to 25 endpoints) on
 # two or three tasks.
 CANARY_ENDPOINTS_PER_TASK = positive("CANARY_ENDPOINTS_PER_TASK", env.int("CANARY_ENDPOINTS_PER_TASK", default=10))
+# --- Live evidence (docs/live-evidence.md) ---------------------------------------------
+# The gateway's verdicts in a sliding window (s) per endpoint; the suspect rule's
+# declared false-alarm rate per (endpoint, check, window) and its minimum volume; the
+# confirmation rounds a suspect earns (the second after CANARY_CONFIRM_GAP_S s if the
+# first failed), at most CANARY_CONFIRM_MAX per suspicion.
+CANARY_LIVE_WINDOW_S = positive("CANARY_LIVE_WINDOW_S", env.int("CANARY_LIVE_WINDOW_S", default=600))
+CANARY_LIVE_ALPHA = env.float("CANARY_LIVE_ALPHA", default=1e-6)
+CANARY_LIVE_MIN_VOLUME = positive("CANARY_LIVE_MIN_VOLUME", env.int("CANARY_LIVE_MIN_VOLUME", default=20))
+CANARY_LIVE_CONSECUTIVE = env.int("CANARY_LIVE_CONSECUTIVE", default=5)
+CANARY_LIVE_PREFIX = env.str("CANARY_LIVE_PREFIX", default="live")
+CANARY_CONFIRM_GAP_S = positive("CANARY_CONFIRM_GAP_S", env.int("CANARY_CONFIRM_GAP_S", default=300))
+CANARY_CONFIRM_MAX = positive("CANARY_CONFIRM_MAX", env.int("CANARY_CONFIRM_MAX", default=3))
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     # An unacknowledged probe of a dead worker is redelivered after this long (s). It
     # must leave the redelivered probes time to run inside the round's budget:
@@ -333,8 +357,6 @@ ROUTING_EVENTS_ASYNC = env.bool("ROUTING_EVENTS_ASYNC", default=True)
 # Build the judges and the language detector when a server process starts, before it
 # accepts work (routing/warm.py); off only to measure a cold start (bench/warm_start.py).
 WARM_START = env.bool("REVERIE_WARM_START", default=True)
-# The gateway's door under ASGI (reverie_ops/asgi.py sets it): the async view.
-ROUTING_ASYNC_VIEW = env.bool("ROUTING_ASYNC_VIEW", default=False)
 ROUTING_CACHE_S = not_negative("ROUTING_CACHE_S", env.float("ROUTING_CACHE_S", default=5.0))
 # Idempotency keys (routing/README.md, "Idempotency"): a settled key is kept this long (s)
 # after its last update, then pruned (Stripe keeps 24 h); a claimed key older than the

@@ -31,6 +31,7 @@ from routing.failures import (
     validation_failure,
 )
 from routing.gateway_result import AttemptRecord, EventSink, GatewayResult
+from routing.live_feed import demote
 from routing.request_check import caused_by_request
 from routing.request_shape import attempt_cost, new_id, route_body
 from routing.selection import RequestNeeds, RouteProfile, candidates
@@ -56,6 +57,8 @@ class GatewayParts(Protocol):
     def pool(self) -> ThreadPoolExecutor: ...
 
     def ignored_for(self, model_id: str) -> frozenset[str]: ...
+
+    def demoted_for(self, model_id: str) -> frozenset[str]: ...
 
 
 @dataclass
@@ -137,6 +140,7 @@ class RequestRun:
             message=message,
             retry_after_s=retry_after_s,
             rejected_routes=dict(self.rejected),
+            language=self.language,
         )
 
     def eligible(self) -> list[RouteProfile]:
@@ -154,7 +158,9 @@ class RequestRun:
             min_structured_honoured=self.gw.min_structured_honoured,
         )
         self.rejected.update(rejected)
-        return ranked
+        # Live suspects come after their peers (docs/live-evidence.md, "Soft demotion").
+        demoted = frozenset().union(*(self.gw.demoted_for(m) for m in models)) if models else frozenset()
+        return demote(ranked, demoted)
 
     def claim(self, routes: Sequence[RouteProfile]) -> tuple[RouteProfile | None, Permit | None, list[int]]:
         """The first route whose breaker lets a call through now, with its permit; also the
@@ -338,7 +344,7 @@ class RequestRun:
                 return checks, outcome
             record.status = "committed"
             record.ttft_ms = live.ttft_ms
-            record.http_status = live.response.status
+            record.http_status = live.response.status_code
             t.live, t.reader = live, reader
             return checks, None
         live.close()

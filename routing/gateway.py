@@ -44,7 +44,8 @@ class Gateway:
     disables breakers, for pure tests); ``upstream``: the HTTP path; ``clock``: monotonic
     seconds; ``wall``: epoch seconds (breaker times shared across processes); ``sleep``;
     ``rng``: backoff jitter; ``ignored(model_id)``: lower-cased tags/slugs on the ignore
-    list; ``sink``: receives every ``GatewayResult``; ``pool``: threads for hedges.
+    list; ``sink``: receives every ``GatewayResult``; ``pool``: threads for hedges;
+    ``demoted(model_id)``: lower-cased tags of live suspects (ranked after their peers).
     """
 
     def __init__(
@@ -61,6 +62,7 @@ class Gateway:
         sink: EventSink | None = None,
         min_structured_honoured: float = DEFAULT_MIN_STRUCTURED_HONOURED,
         pool: ThreadPoolExecutor | None = None,
+        demoted: Callable[[str], frozenset[str]] | None = None,
     ) -> None:
         self.routes = routes
         self.upstream = upstream
@@ -73,6 +75,7 @@ class Gateway:
         self.sink = sink
         self.min_structured_honoured = min_structured_honoured
         self._pool = pool
+        self.demoted = demoted
         self._pool_lock = threading.Lock()
 
     # ------------------------------------------------------------------ entry point
@@ -147,3 +150,7 @@ class Gateway:
 
     def ignored_for(self, model_id: str) -> frozenset[str]:
         return self.ignored(model_id) if self.ignored is not None else frozenset()
+
+    def demoted_for(self, model_id: str) -> frozenset[str]:
+        """Lower-cased tags of ``model_id``'s live suspects, ranked after their peers."""
+        return self.demoted(model_id) if self.demoted is not None else frozenset()

@@ -99,6 +99,9 @@ class GatewayResult:
     retry_after_s: float | None = None
     rejected_routes: dict[str, str] = field(default_factory=dict)
     request_text: str = ""
+    # The language the reply had to be in (ISO 639-1), or None: the live scorecard
+    # records the language a failure happened in.
+    language: str | None = None
     # Set while a streamed answer passed its commit point and is still flowing (outcome
     # "streaming"): the final result comes from ``Committed.result`` when it ends.
     committed: Committed | None = None

@@ -41,7 +41,9 @@ from django.utils import timezone
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from canary.live.store import demoted_get, scorecard_get, scorecard_reset
 from canary.selectors import ignored_targets, structured_honour_rate
+from openrouter import egress
 from routing.breaker import BreakerConfig, BreakerStore
 from routing.contracts import (
     Contract,
@@ -54,6 +56,7 @@ from routing.contracts import (
 from routing.events import BackgroundEventSink, DbEventSink
 from routing.gateway import Gateway
 from routing.gateway_result import EventSink
+from routing.live_feed import ScorecardSink
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
 from routing.request_check import BodyInvalid, RequestInvalid, body_check
 from routing.request_fields import request_fields_check
@@ -537,9 +540,11 @@ def gateway_get() -> Gateway:
                 max_reply_bytes=settings.OPENROUTER_MAX_REPLY_BYTES,
                 max_line_bytes=settings.OPENROUTER_MAX_LINE_BYTES,
                 headers={"HTTP-Referer": settings.OPENROUTER_REFERER, "X-OpenRouter-Title": "Reverie Ops gateway"},
+                proxy_rule=egress.rule(settings.OPENROUTER_PROXY_FROM_ENV),
             )
             events = BackgroundEventSink() if _setting("ROUTING_EVENTS_ASYNC", True) else DbEventSink()
-            sink: EventSink = events
+            # The live scorecard hears every attempt's verdicts (docs/live-evidence.md).
+            sink: EventSink = ScorecardSink(events, route_profiles, scorecard_get().record)
             for wrap in _sink_wrappers:
                 sink = wrap(sink, route_profiles)
             _gateway_events = events
@@ -550,6 +555,7 @@ def gateway_get() -> Gateway:
                 ignored=ignored_get,
                 sink=sink,
                 min_structured_honoured=float(_setting("ROUTING_MIN_STRUCTURED_HONOURED", DEFAULT_MIN_STRUCTURED_HONOURED)),
+                demoted=demoted_get,
             )
         return _gateway
 
@@ -595,6 +601,7 @@ def gateway_reset() -> None:
         _gateway = None
         _gateway_events = None
     routes_cache_clear()
+    scorecard_reset()
     with _contracts_lock:
         _contracts.clear()
 

@@ -1,7 +1,8 @@
 """The gateway's one HTTP path to a route: send one attempt, watch its clocks, report.
 
-One shared connection pool per process (``openrouter.http1``, which never retries: the
-gateway owns retries, at a single point). Every attempt is streamed upstream, so the
+One shared connection pool per process and egress (httpx's transport, httpcore, with
+``retries=0``: the gateway owns retries, at a single point; ``openrouter.watched``), the
+proxy of the standard environment honoured (``openrouter.egress``). Every attempt is streamed upstream, so the
 first content byte is observable:
 
 - no response headers within the first-token limit: the socket read timeout fires;
@@ -24,9 +25,12 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
+
+from openrouter.client import check_headers
+from openrouter.codings import ACCEPT_ENCODING, UndecodableError, decoded
+from openrouter.egress import EgressTransport, ProxyRule
 from openrouter.errors import parse_error_body, parse_retry_after
-from openrouter.h1reply import ConnectionLost, SendFailed, TimedOut, WireError
-from openrouter.http1 import Pool, Response, Target, parse_url, request_head
 from openrouter.jsonbody import InvalidBodyError, TooLargeError
 from openrouter.sse import DEFAULT_MAX_LINE_BYTES
 from openrouter.transport import (
@@ -34,8 +38,10 @@ from openrouter.transport import (
     Alarm,
     AttemptHandle,
     Watchdog,
+    read_capped,
     silence_label,
 )
+from openrouter.watched import WatchedTransport, sending
 from routing.answer_text import answer_text_checked
 from routing.deadline import AttemptTimes
 from routing.failures import Signal
@@ -44,6 +50,12 @@ from routing.stream import Answer, ChatStream, parse_body
 
 # An error body is read for its message only.
 _MAX_ERROR_BYTES = 64 * 1024
+# Failures in which nothing reached the route: a same-route retry is safe.
+_NOT_SENT = (httpx.ConnectTimeout, httpx.ConnectError, httpx.PoolTimeout, httpx.ProxyError, httpx.UnsupportedProtocol)
+
+
+class Unsendable(ValueError):
+    """A route whose URL or headers cannot make a request (the message says which)."""
 
 
 def cut_message(reason: str, times: AttemptTimes) -> str:
@@ -81,11 +93,14 @@ class Upstream:
     size shared by all concurrent requests; ``headers`` go with every request;
     ``max_reply_bytes`` caps each reply (decoded bytes), ``max_line_bytes`` each SSE
     line (settings ``OPENROUTER_MAX_REPLY_BYTES``, ``OPENROUTER_MAX_LINE_BYTES``).
-    ``clock``: monotonic seconds.
+    ``clock``: monotonic seconds. ``proxy_rule``: which proxy each route's origin goes
+    through (default: the process environment's, ``openrouter.egress``).
 
-    Requests go through ``openrouter.http1`` (its docstring gives the measurements): no
-    auth or redirect flows, no cookie jar (an upstream's cookies must not ride along on
-    later requests), and each route's request line and headers rendered once.
+    Requests go straight to the transport (``openrouter.watched``), not through an
+    ``httpx.Client``: the client's layers (auth and redirect flows, a cookie jar filled
+    from every response, header and URL merging) do nothing here (no auth flow, no
+    redirects, and an upstream's cookies must not ride along on later requests). Each
+    route's URL and headers are parsed once.
     """
 
     def __init__(
@@ -100,6 +115,7 @@ class Upstream:
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         clock: Callable[[], float] = time.monotonic,
         watchdog: Watchdog | None = None,
+        proxy_rule: ProxyRule | None = None,
     ) -> None:
         self.default_base_url = default_base_url.rstrip("/")
         self.api_key = api_key
@@ -108,33 +124,46 @@ class Upstream:
         self.max_line_bytes = max_line_bytes
         self._clock = clock
         self._watchdog = watchdog or Watchdog(clock)
-        self._pool = Pool(max_connections=max_connections)
+        ssl_context = httpx.create_ssl_context()  # one per process: building one costs ~20 ms of CPU
+        self._transport = EgressTransport(
+            lambda proxy: WatchedTransport(proxy=proxy, max_connections=max_connections, ssl_context=ssl_context),
+            proxy_rule if proxy_rule is not None else ProxyRule.from_environment(),
+        )
         # The decoded content-codings, then the caller's headers, then the chat request's own.
         self._base_headers = {
-            "Accept-Encoding": "gzip, deflate", "Connection": "keep-alive", "User-Agent": "reverie-ops-gateway/1",
+            "Accept-Encoding": ACCEPT_ENCODING, "Connection": "keep-alive", "User-Agent": "reverie-ops-gateway/1",
             **(headers or {}),
             "Content-Type": "application/json", "Accept": "text/event-stream",
         }
-        # Parsed URLs and rendered request heads, once per route base URL and API key.
-        self._prepared: dict[tuple[str, str], tuple[Target, bytes]] = {}
+        # Parsed URLs and header sets, once per route base URL and API key.
+        self._prepared: dict[tuple[str, str], tuple[httpx.URL, httpx.Headers]] = {}
 
     def close(self) -> None:
-        self._pool.close()
+        self._transport.close()
 
     def url_for(self, route: RouteProfile) -> str:
         return (route.base_url or self.default_base_url).rstrip("/") + "/chat/completions"
 
-    def _prepare(self, route: RouteProfile) -> tuple[Target, bytes]:
-        """The route's parsed URL and request head; raises ``SendFailed`` for a malformed
-        URL or a header that cannot be sent (an API key with a line break)."""
+    def _prepare(self, route: RouteProfile) -> tuple[httpx.URL, httpx.Headers]:
+        """The route's parsed URL and headers; raises ``Unsendable`` for a malformed or
+        non-HTTP URL, or a header that cannot be sent (an API key with a line break)."""
         raw, key = self.url_for(route), route.api_key or self.api_key
         prepared = self._prepared.get((raw, key))
         if prepared is None:
-            target = parse_url(raw)
+            try:
+                url = httpx.URL(raw)
+            except httpx.InvalidURL as exc:
+                raise Unsendable(f"malformed URL {raw!r}: {exc}") from None
+            if url.scheme not in ("http", "https") or not url.host:
+                raise Unsendable(f"URL {raw!r} is not http(s) with a host")
             headers = dict(self._base_headers)
             if key:
                 headers["Authorization"] = f"Bearer {key}"
-            prepared = self._prepared[(raw, key)] = (target, request_head("POST", target, headers))
+            try:
+                check_headers(headers)
+            except ValueError as exc:
+                raise Unsendable(str(exc)) from None
+            prepared = self._prepared[(raw, key)] = (url, httpx.Headers(headers))
         return prepared
 
     def attempt(
@@ -190,8 +219,8 @@ class Upstream:
         if handle.reason is not None:
             return failed("timeout", f"attempt {handle.reason} before it was sent")
         try:
-            target, head = self._prepare(route)
-        except SendFailed as exc:
+            url, headers = self._prepare(route)
+        except Unsendable as exc:
             # A route's malformed base URL, an unsupported scheme, an unsendable key: the
             # request never left; never a crash.
             return failed("connect", f"request could not be sent: {exc}")
@@ -200,21 +229,28 @@ class Upstream:
         # first-token alarm stands until content (a stream's) or the headers (a whole body).
         alarms = Alarms(self._watchdog, handle, start, times, attempt_end)
         live: LiveAttempt | None = None
+        # The read timeout is the first-token limit until the headers; ``LiveAttempt``
+        # makes it the idle limit for the body (httpcore reads it once per phase).
+        request = httpx.Request("POST", url, content=body, headers=headers, extensions={
+            "timeout": {"connect": pool_s, "read": times.first_token_s, "write": times.timeout_s, "pool": pool_s}})
         try:
             try:
-                response = self._pool.request(target, head, body, connect_timeout_s=pool_s, read_timeout_s=times.first_token_s,
-                                              write_timeout_s=times.timeout_s, attach=handle.attach)
-            except WireError as exc:
+                # The request's socket goes to the handle as the request goes out, so a
+                # cut (an alarm, hedging) reaches it even before the headers.
+                with sending(handle.attach):
+                    response = self._transport.handle_request(request)
+            except httpx.HTTPError as exc:
                 if handle.reason is not None:
                     return cut_short()
-                if isinstance(exc, SendFailed):
+                if isinstance(exc, _NOT_SENT):
                     # Nothing left this process: no output can exist, so a same-route retry is safe.
-                    return failed("connect", f"could not connect: {exc}")
-                if isinstance(exc, TimedOut):
+                    return failed("connect", f"could not connect: {type(exc).__name__}: {exc}")
+                if isinstance(exc, httpx.TimeoutException):
                     return failed("timeout", f"no response headers within {times.first_token_s:.2f} s")
-                return failed("reset", f"connection closed before a response: {exc}")
+                return failed("reset", f"connection closed before a response: {type(exc).__name__}: {exc}")
+            response.request = request
             try:
-                status = response.status
+                status = response.status_code
                 retry_after = parse_retry_after(response.headers.get("retry-after"))
                 if "text/event-stream" in response.headers.get("content-type", "") and 200 <= status < 300:
                     live = LiveAttempt(self, response, times, idle_s, handle, start, attempt_end, retry_after, record, alarms)
@@ -228,13 +264,13 @@ class Upstream:
                     return failed("http_error", error.message or f"HTTP {status}", status, error=error,
                                   retry_after_s=retry_after)
                 try:
-                    raw = response.read(self.max_reply_bytes)
+                    raw = read_capped(response, self.max_reply_bytes)
                 except TooLargeError as exc:
                     return failed("invalid_body", str(exc), status)
-                except WireError as exc:
+                except (httpx.HTTPError, UndecodableError) as exc:
                     if handle.reason is not None:
                         return cut_short(status)
-                    return failed("reset", f"body cut: {exc}", status)
+                    return failed("reset", f"body cut: {type(exc).__name__}: {exc}", status)
                 if handle.reason is not None:  # a cut that a read-until-close body took for its end
                     return cut_short(status)
                 return self._whole(raw, status, start, retry_after)
@@ -246,17 +282,17 @@ class Upstream:
                 alarms.cancel()
                 handle.detach()
 
-    def _read_capped(self, response: Response, cap: int) -> bytes | None:
+    def _read_capped(self, response: httpx.Response, cap: int) -> bytes | None:
         """An error body up to ``cap`` bytes (what arrived before a cut), None past the cap."""
         parts: list[bytes] = []
         size = 0
         try:
-            for chunk in response.chunks():
+            for chunk in decoded(response):
                 size += len(chunk)
                 if size > cap:
                     return None
                 parts.append(chunk)
-        except WireError:
+        except (httpx.HTTPError, UndecodableError):
             return b"".join(parts) if parts else None
         return b"".join(parts)
 
@@ -315,7 +351,7 @@ class LiveAttempt:
     left). ``close()`` returns the connection (or drops it when the body is unread).
     """
 
-    def __init__(self, upstream: Upstream, response: Response, times: AttemptTimes,
+    def __init__(self, upstream: Upstream, response: httpx.Response, times: AttemptTimes,
                  idle_s: float, handle: AttemptHandle, start: float, attempt_end: float, retry_after: float | None,
                  record: bool, alarms: Alarms) -> None:
         self.response = response
@@ -331,7 +367,9 @@ class LiveAttempt:
         self._attempt_end = attempt_end
         # The body's socket reads time out at the idle limit; the first-token limit,
         # which keep-alive comments would re-arm a read timeout for, is the watchdog's.
-        response.set_read_timeout(max(0.001, min(idle_s, attempt_end - self._clock())))
+        timeouts = response.request.extensions.get("timeout")
+        if isinstance(timeouts, dict):
+            timeouts["read"] = max(0.001, min(idle_s, attempt_end - self._clock()))
         self._alarms = alarms
         self._closed = False
 
@@ -358,7 +396,7 @@ class LiveAttempt:
 
     def _failed(self, kind: Any, message: str, **kw: Any) -> AttemptOutcome:
         stream = self.stream
-        status = self.response.status
+        status = self.response.status_code
         return AttemptOutcome(
             None,
             Signal(kind, output_seen=stream.output_seen, http_status=status, message=message, **kw),
@@ -376,7 +414,8 @@ class LiveAttempt:
         cap = self._cap
         received = 0
         try:
-            for chunk in response.chunks():
+            # Decoded in bounded steps, each counted against the cap (openrouter.codings).
+            for chunk in decoded(response):
                 # After [DONE] the body is still read to its end (the terminating chunk
                 # follows at once) so the connection goes back to the pool: closing a
                 # half-read response would cost a new TCP connection per request.
@@ -394,7 +433,7 @@ class LiveAttempt:
             if self.ttft_ms is None and stream.output_seen:
                 self.ttft_ms = (clock() - start) * 1000.0
             return self._failed("invalid_body", str(exc))
-        except TimedOut:
+        except httpx.TimeoutException:
             if handle.reason is None:
                 # The socket read timeout is the idle limit, cut short by the attempt's
                 # end: name the limit the silence actually ran into.
@@ -404,9 +443,9 @@ class LiveAttempt:
                 )
                 limit = {"first_token": "first-token", "idle": "idle", "total": "attempt timeout"}[label]
                 return self._failed("timeout", f"stream silent past the {limit} limit ({label})")
-        except ConnectionLost as exc:  # network errors, protocol errors, undecodable bytes
+        except (httpx.HTTPError, UndecodableError) as exc:  # network errors, protocol errors, undecodable bytes
             if handle.reason is None:
-                return self._failed("reset", f"connection closed mid-stream: {exc}")
+                return self._failed("reset", f"connection closed mid-stream: {type(exc).__name__}: {exc}")
         finally:
             self._alarms.cancel()
         finished = stream.finished
@@ -424,7 +463,7 @@ class LiveAttempt:
             # (field case 7, ``tests/fixtures/field-cases/gateway.md``).
             kind = "no_finish" if stream.done else "reset"
             return self._failed(kind, "stream ended without a finish reason")
-        status = response.status
+        status = response.status_code
         answer, problem = answer_text_checked(stream.answer(self.ttft_ms))
         if problem is not None:
             return self._failed("invalid_body", problem)

@@ -71,7 +71,7 @@ def health_matrix(model_id: str, rounds: int, now: datetime) -> dict[str, Any]:
     rnds = list(
         Round.objects.filter(model_id=model_id)
         .order_by("-started_at")
-        .only("id", "model_id", "started_at", "language", "mode", "status", "weak_probes", "error")[:rounds]
+        .only("id", "model_id", "started_at", "language", "mode", "status", "weak_probes", "error", "trigger")[:rounds]
     )
     round_ids = [r.pk for r in rnds]
     cells: dict[tuple[int, int], dict[str, Any]] = {}

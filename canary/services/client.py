@@ -8,6 +8,7 @@ from functools import lru_cache
 from django.conf import settings
 
 from canary.probes import ProbeSettings
+from openrouter import egress
 from openrouter.aiochat import LoopOpenRouterClient
 from openrouter.client import OpenRouterClient
 
@@ -19,7 +20,9 @@ def openrouter_client() -> OpenRouterClient:
     connections alive, and building one costs an SSL context (~20 ms of CPU), which per
     probe was most of a Celery worker's time. Its streamed chats (every probe) run on
     the process's one event loop (``openrouter.aiochat``): the worker's task threads hand
-    a call to the loop and wait, instead of each reading its stream chunk by chunk.
+    a call to the loop and wait, instead of each reading its stream chunk by chunk. It
+    goes through the proxy the environment names unless ``OPENROUTER_PROXY_FROM_ENV`` is
+    false (``openrouter.egress``).
     """
     # One at a time: a worker's first round starts dozens of task threads at once, and an
     # unguarded cache let each build its own client (an SSL context, eight httpx pools
@@ -34,6 +37,8 @@ def openrouter_client() -> OpenRouterClient:
             settings.OPENROUTER_MAX_CONNECTIONS,
             settings.OPENROUTER_POOL_SHARDS,
             settings.OPENROUTER_MAX_LINE_BYTES,
+            # The rule itself, not the flag: a changed environment makes a new client.
+            egress.rule(settings.OPENROUTER_PROXY_FROM_ENV),
         )
 
 
@@ -43,11 +48,12 @@ _building = threading.Lock()
 @lru_cache(maxsize=8)
 def _client_for(
     base_url: str, api_key: str, referer: str, title: str, max_response_bytes: int, max_connections: int, pool_shards: int,
-    max_line_bytes: int,
+    max_line_bytes: int, proxy_rule: egress.ProxyRule,
 ) -> OpenRouterClient:
     return LoopOpenRouterClient(
         base_url=base_url, api_key=api_key, referer=referer, title=title, max_response_bytes=max_response_bytes,
         max_connections=max_connections, pool_shards=pool_shards, max_line_bytes=max_line_bytes,
+        proxy_rule=proxy_rule,
     )
 
 

@@ -110,6 +110,28 @@ def _excluded(tag: str, exclusions: Iterable[Exclusion]) -> bool:
     return any(target_matches(e.target, tag) for e in exclusions)
 
 
+def round_evidence_kind(rnd: Round) -> dict[str, object]:
+    """Which evidence a round's decisions rest on: ``{"evidence_kind": "scheduled_round" |
+    "confirmation_round" | "manual_round"}``, and a confirmation's ``live_window`` (the
+    gateway's verdicts that asked for it)."""
+    if rnd.trigger == Round.Triggers.CONFIRMATION:
+        return {"evidence_kind": "confirmation_round", "live_window": rnd.live_evidence}
+    return {"evidence_kind": "scheduled_round" if rnd.trigger == Round.Triggers.SCHEDULE else "manual_round"}
+
+
+def _peers_in_production(rnd: Round, mode: str, now: datetime, exclusions: list[Exclusion]) -> int:
+    """The model's other active endpoints that serve (not excluded, not suspended as
+    this mode counts it): a confirmation round's one endpoint is held to the same
+    capacity floor as in a scheduled round."""
+    peers = Endpoint.objects.filter(model_id=rnd.model_id, active=True).exclude(pk=rnd.endpoint_id or 0)
+    suspended = {
+        row.endpoint_id
+        for row in EndpointPolicyState.objects.filter(endpoint__in=peers, suspended_until__gt=now)
+        if row.enforced or mode == Mode.OBSERVE
+    }
+    return sum(1 for ep in peers if ep.pk not in suspended and not _excluded(ep.tag, exclusions))
+
+
 def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list[policy.PolicyDecision]:
     """Apply the suspension policy to a completed round and store its decisions.
 
@@ -146,7 +168,8 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
             for er in ers
         ]
         states = {tag: _state_of(row) for tag, row in rows.items()}
-        decisions = policy.policy_apply(now, effective, states, inputs, policy_settings())
+        peers = _peers_in_production(rnd, effective, now, exclusions) if rnd.endpoint_id else 0
+        decisions = policy.policy_apply(now, effective, states, inputs, policy_settings(), peers_in_production=peers)
         by_tag = {er.endpoint.tag: er for er in ers}
         for d in decisions:
             _state_onto(rows[d.tag], d.state)
@@ -172,7 +195,8 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
                 mode=effective,
                 actor="canary",
                 reason=with_summary(summary, d.reason),
-                evidence={"round": rnd.pk, "outcome": d.outcome, "round_evidence": er.evidence},
+                evidence={"round": rnd.pk, "outcome": d.outcome, "round_evidence": er.evidence,
+                          **round_evidence_kind(rnd)},
                 suspended_until=d.suspended_until,
                 created_at=now,
             )

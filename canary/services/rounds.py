@@ -143,7 +143,8 @@ def _column_safe(info: Any) -> Any:
 def _language_repeats(model_id: str) -> dict[int, str]:
     """Endpoints whose last round showed a language anomaly repeat that language, so the
     rotation cannot let them escape the two-consecutive-rounds rule."""
-    last = Round.objects.filter(model_id=model_id, status=Round.Status.COMPLETED).order_by("-started_at").first()
+    last = (Round.objects.filter(model_id=model_id, status=Round.Status.COMPLETED)
+            .exclude(trigger=Round.Triggers.CONFIRMATION).order_by("-started_at").first())
     if last is None:
         return {}
     repeats: dict[int, str] = {}
@@ -299,6 +300,9 @@ def _round_finalize(round_id: int, finished_at: datetime | None) -> Round | None
         # The model's endpoints once, not a joined copy per probe row (each parses the
         # endpoint's JSON columns); the columns the judgement does not read stay unread.
         model_endpoints = list(Endpoint.objects.filter(model_id=rnd.model_id))
+        if rnd.endpoint_id is not None:
+            # A confirmation round probes one endpoint: only its probes can be lost.
+            model_endpoints = [ep for ep in model_endpoints if ep.pk == rnd.endpoint_id]
         endpoints = {ep.pk: ep for ep in model_endpoints}
         rows = list(ProbeResult.objects.filter(round=rnd).exclude(kind__in=probe_mod.ROUND_CHECKS).defer(*_UNJUDGED_FIELDS))
         if strays := {row.endpoint_id for row in rows} - endpoints.keys():

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from routing.client import IgnoreListClient
+from ignore_client import IgnoreListClient
 
 MODEL = "meta-llama/llama-3.3-70b-instruct"
 GOOD = {"model": MODEL, "ignore": ["borealis/fp8", "dynamo"], "sources": {"canary": ["borealis/fp8"]}}

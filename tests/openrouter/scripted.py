@@ -35,7 +35,7 @@ class ScriptedServer:
             def handle(self) -> None:
                 sock: socket.socket = self.request
                 try:
-                    outer.requests.append(_read_request(sock))
+                    outer.requests.append(read_request(sock))
                     outer.script(sock)
                 except OSError:
                     pass
@@ -60,7 +60,8 @@ class ScriptedServer:
         self._server.server_close()
 
 
-def _read_request(sock: socket.socket) -> bytes:
+def read_request(sock: socket.socket) -> bytes:
+    """One HTTP request read off ``sock`` (head and Content-Length body); b"" once it closed."""
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = sock.recv(65536)

@@ -7,7 +7,7 @@ import logging
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from routing.client import IgnoreListClient
+from ignore_client import IgnoreListClient
 
 MODEL = "meta-llama/llama-3.3-70b-instruct"
 BODY = {"model": MODEL, "ignore": ["borealis/fp8", "dynamo"], "sources": {"reviewed": ["dynamo"], "incident": [], "canary": ["borealis/fp8"]}, "generated_at": "2026-11-29T10:00:00+00:00"}
@@ -77,7 +77,7 @@ def test_serves_the_last_good_list_when_the_ops_app_is_down_and_says_so_when_too
     assert during.ignore == ("borealis/fp8", "dynamo")
     assert during.error and not during.stale
     clock.t += 600
-    with caplog.at_level(logging.ERROR, logger="routing.client"):
+    with caplog.at_level(logging.ERROR, logger="ignore_client.client"):
         late = client.get(MODEL)
         assert client.refresh_join(5)
     assert late.ignore == ("borealis/fp8", "dynamo") and late.stale

@@ -1,0 +1,197 @@
+"""The live scorecard: the gateway's check verdicts per endpoint, check and model in
+sliding windows shared by every web worker (Redis), and the suspects they made.
+
+No Django: the Redis client and the time (epoch seconds) are arguments.
+
+Layout under ``prefix`` (default ``live``), one model id ``M``:
+
+- ``{prefix}:w:{M}:{bucket}``: a hash per ``BUCKET_S``-second bucket; fields
+  ``{tag}\\t{check}\\tn`` (judged) and ``{tag}\\t{check}\\tf`` (failed), and for failures
+  ``{tag}\\t{check}\\tl\\t{language}``; expires a window after its bucket;
+- ``{prefix}:streak:{M}``: tag -> commit-point failures in a row, ``{tag}\\tcheck`` ->
+  the last one's check (a passing commit point sets it to 0);
+- ``{prefix}:suspects:{M}``: tag -> the suspect's JSON (``SuspectState``);
+- ``{prefix}:models``: the models the gateway scored (what the sweep looks at).
+
+A window read is one pipeline of ``HGETALL`` over its buckets: a bucket of 10 s and a
+window of 10 minutes read 60 small hashes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from canary.live.rule import Streak, Tally
+
+BUCKET_S = 10
+_SEP = "\t"
+
+
+@dataclass(frozen=True)
+class AttemptVerdicts:
+    """What one gateway attempt says about one endpoint's quality.
+
+    ``checks``: check name (``prefix.leading_garbage``, ``post.repetition``,
+    ``answer.language``, ``validation``) -> passed; only checks that speak to the
+    endpoint (the caller leaves out transport failures, request-caused refusals, client
+    disconnects and relaxed checks). ``commit_failed``: the commit point rejected the
+    reply (True), passed it (False), or there was none (None). ``language``: the
+    language the reply had to be in (ISO 639-1), or None.
+    """
+
+    model_id: str
+    tag: str
+    checks: Mapping[str, bool]
+    commit_failed: bool | None = None
+    commit_check: str = ""
+    language: str | None = None
+
+
+@dataclass
+class Window:
+    """One model's window: ``counts`` (tag -> check -> ``Tally``), ``languages`` (tag ->
+    check -> language -> failures), ``since_s`` (epoch s, the window's first bucket)."""
+
+    counts: dict[str, dict[str, Tally]]
+    languages: dict[str, dict[str, Counter[str]]]
+    since_s: float
+
+
+@dataclass
+class SuspectState:
+    """A suspect as stored: the evidence that made it (``check``, ``kind``, ``reason``,
+    ``tally``/``peers`` as ``[n, failed]``, ``language`` of its failures), ``since_s``
+    (epoch s), the confirmation rounds asked for (``confirmations``: round ids),
+    ``next_confirm_s`` (epoch s when the next confirmation is due, 0 = none), and
+    whether the gateway prefers its peers (``demoted``)."""
+
+    check: str
+    kind: str
+    reason: str
+    since_s: float
+    tally: list[int] = field(default_factory=lambda: [0, 0])
+    peers: list[int] = field(default_factory=lambda: [0, 0])
+    language: str | None = None
+    confirmations: list[int] = field(default_factory=list)
+    next_confirm_s: float = 0.0
+    demoted: bool = True
+
+    def as_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> SuspectState:
+        data = json.loads(raw)
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+class Scorecard:
+    """The scorecard on one Redis client (``redis.Redis``), keys under ``prefix``;
+    ``window_s``: the sliding window (s, a multiple of ``BUCKET_S`` is read)."""
+
+    def __init__(self, client: Any, *, prefix: str = "live", window_s: float = 600.0) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.window_s = window_s
+
+    def _bucket(self, now_s: float) -> int:
+        return int(now_s // BUCKET_S)
+
+    def record(self, verdicts: Iterable[AttemptVerdicts], now_s: float) -> int:
+        """Count each attempt's verdicts into ``now_s``'s bucket and move the endpoints'
+        commit-point streaks, in one round trip. Returns the verdicts counted. Raises
+        ``redis.RedisError`` when Redis is away (the caller decides to go on)."""
+        bucket = self._bucket(now_s)
+        ttl = int(self.window_s + 2 * BUCKET_S)
+        pipe = self.client.pipeline(transaction=False)
+        counted = 0
+        models: set[str] = set()
+        touched: set[str] = set()
+        for v in verdicts:
+            key = f"{self.prefix}:w:{v.model_id}:{bucket}"
+            for check, passed in v.checks.items():
+                base = f"{v.tag}{_SEP}{check}{_SEP}"
+                pipe.hincrby(key, base + "n", 1)
+                if not passed:
+                    pipe.hincrby(key, base + "f", 1)
+                    if v.language:
+                        pipe.hincrby(key, f"{base}l{_SEP}{v.language}", 1)
+                counted += 1
+            if v.checks:
+                touched.add(key)
+            streak_key = f"{self.prefix}:streak:{v.model_id}"
+            if v.commit_failed is True:
+                pipe.hincrby(streak_key, v.tag, 1)
+                pipe.hset(streak_key, f"{v.tag}{_SEP}check", v.commit_check)
+            elif v.commit_failed is False:
+                pipe.hset(streak_key, v.tag, 0)
+            models.add(v.model_id)
+        for key in touched:
+            pipe.expire(key, ttl)
+        if models:
+            pipe.sadd(f"{self.prefix}:models", *sorted(models))
+            pipe.execute()
+        return counted
+
+    def models(self) -> list[str]:
+        """The models the gateway has scored, sorted."""
+        return sorted(m.decode() if isinstance(m, bytes) else m for m in self.client.smembers(f"{self.prefix}:models"))
+
+    def window(self, model_id: str, now_s: float) -> Window:
+        """The window of ``model_id`` ending at ``now_s``: the last ``window_s`` seconds
+        of buckets, the current one included."""
+        last = self._bucket(now_s)
+        first = last - int(self.window_s // BUCKET_S) + 1
+        pipe = self.client.pipeline(transaction=False)
+        for bucket in range(first, last + 1):
+            pipe.hgetall(f"{self.prefix}:w:{model_id}:{bucket}")
+        n: dict[tuple[str, str], int] = defaultdict(int)
+        f: dict[tuple[str, str], int] = defaultdict(int)
+        languages: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+        for fields in pipe.execute():
+            for raw_key, raw_value in fields.items():
+                parts = (raw_key.decode() if isinstance(raw_key, bytes) else raw_key).split(_SEP)
+                value = int(raw_value)
+                if len(parts) == 3 and parts[2] == "n":
+                    n[(parts[0], parts[1])] += value
+                elif len(parts) == 3 and parts[2] == "f":
+                    f[(parts[0], parts[1])] += value
+                elif len(parts) == 4 and parts[2] == "l":
+                    languages[parts[0]][parts[1]][parts[3]] += value
+        counts: dict[str, dict[str, Tally]] = defaultdict(dict)
+        for (tag, check), judged in n.items():
+            counts[tag][check] = Tally(judged, min(judged, f.get((tag, check), 0)))
+        return Window(dict(counts), {t: dict(c) for t, c in languages.items()}, first * BUCKET_S)
+
+    def streaks(self, model_id: str) -> dict[str, Streak]:
+        """Tag -> its current commit-point failure ``Streak``."""
+        raw = {(k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
+               for k, v in self.client.hgetall(f"{self.prefix}:streak:{model_id}").items()}
+        return {tag: Streak(int(value), raw.get(f"{tag}{_SEP}check", "")) for tag, value in raw.items()
+                if _SEP not in tag}
+
+    # ------------------------------------------------------------------ suspects
+
+    def suspects(self, model_id: str) -> dict[str, SuspectState]:
+        """Tag -> ``SuspectState`` of the model's current suspects."""
+        raw = self.client.hgetall(f"{self.prefix}:suspects:{model_id}")
+        return {(k.decode() if isinstance(k, bytes) else k): SuspectState.from_json(v) for k, v in raw.items()}
+
+    def suspect_put(self, model_id: str, tag: str, state: SuspectState) -> None:
+        self.client.hset(f"{self.prefix}:suspects:{model_id}", tag, state.as_json())
+
+    def suspect_drop(self, model_id: str, tag: str) -> bool:
+        """Clear a suspect (its demotion ends). True when there was one."""
+        return bool(self.client.hdel(f"{self.prefix}:suspects:{model_id}", tag))
+
+    def demoted(self, model_id: str) -> frozenset[str]:
+        """Lower-cased tags of the model's suspects the gateway prefers peers over."""
+        return frozenset(tag.casefold() for tag, state in self.suspects(model_id).items() if state.demoted)
+
+    def streak_reset(self, model_id: str, tag: str) -> None:
+        """Start a cleared endpoint's commit-point streak again from 0."""
+        self.client.hset(f"{self.prefix}:streak:{model_id}", tag, 0)

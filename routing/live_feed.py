@@ -1,0 +1,120 @@
+"""The gateway's verdicts on live traffic, fed to the canary's live scorecard
+(``canary.live.scorecard``), and the demotion of suspects in the ranking. Pure of Django.
+
+What counts (docs/live-evidence.md, "What counts"): each check verdict an attempt on a
+pinned endpoint got (``prefix.*`` before the commit point, ``post.*`` after the stream,
+``answer.*`` on an answer that was not streamed; ``pass`` or ``fail``, never
+``inconclusive``) and the validation of an answer that arrived. What does not speak to the
+endpoint's quality never counts: transport failures (no answer: only the checks its
+prefix already got count), attempts the request itself caused to fail (a 400 or 422
+from upstream, an answer cut at the caller's own ``max_tokens``), client disconnects and
+hedge losers (``cancelled``), routes that pin no endpoint.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from canary.live.scorecard import AttemptVerdicts
+from routing.gateway_result import AttemptRecord, EventSink, GatewayResult
+from routing.live_checks import ANSWER_CHECKS, PREFIX_CANDIDATES, REPLY_CHECKS
+from routing.selection import RouteProfile
+
+log = logging.getLogger(__name__)
+
+# Upstream statuses that say the request was refused for itself, not the endpoint's quality.
+REQUEST_CAUSED_STATUSES = frozenset({400, 422})
+# Failure reasons the request caused (``routing.failures.validation_failure``).
+REQUEST_CAUSED_REASONS = frozenset({"truncated_by_max_tokens"})
+_STAGES = ("prefix.", "post.", "answer.")
+_COMMIT_STAGES = ("prefix.", "answer.")
+# Checks whose fail only informs (it rejects nothing): they count in the window, never in
+# the run of commit-point failures.
+EVIDENCE_ONLY = frozenset(c.name for c in (*PREFIX_CANDIDATES, *REPLY_CHECKS, *ANSWER_CHECKS) if not c.blocks)
+
+
+def _blocking(name: str) -> bool:
+    return name.split(".", 1)[-1] not in EVIDENCE_ONLY
+
+
+def attempt_verdicts(record: AttemptRecord, route: RouteProfile | None, language: str | None) -> AttemptVerdicts | None:
+    """What one attempt says about its endpoint (see the module docstring), or None when
+    it says nothing (the route pins no endpoint, a client disconnect, a hedge loser, a
+    request-caused refusal, a transport failure before any check)."""
+    if route is None or not route.provider_tag:
+        return None
+    if record.status == "cancelled" or record.http_status in REQUEST_CAUSED_STATUSES:
+        return None
+    if record.failure_reason in REQUEST_CAUSED_REASONS:
+        return None
+    checks: dict[str, bool] = {}
+    for name, verdict in record.checks.items():
+        if name.startswith(_STAGES) and verdict in ("pass", "fail"):
+            checks[name] = verdict == "pass"
+    check_failed = any(not ok for name, ok in checks.items() if _blocking(name))
+    if record.status == "accepted":
+        checks["validation"] = True
+    elif record.status == "rejected" and record.failure_reason == "validation" and not check_failed:
+        checks["validation"] = False
+    commit = {k: ok for k, ok in checks.items() if k.startswith(_COMMIT_STAGES) and _blocking(k)}
+    commit_failed: bool | None = None
+    commit_check = ""
+    if commit:
+        failed = [k for k, ok in commit.items() if not ok]
+        commit_failed = bool(failed)
+        commit_check = failed[0] if failed else ""
+    if not checks:
+        return None
+    return AttemptVerdicts(route.model_id, route.provider_tag, checks, commit_failed, commit_check, language)
+
+
+def result_verdicts(result: GatewayResult, routes: Iterable[RouteProfile]) -> list[AttemptVerdicts]:
+    """The verdicts of every attempt of one finished request (``attempt_verdicts``)."""
+    by_name = {r.name: r for r in routes}
+    out = []
+    for record in result.attempts:
+        verdicts = attempt_verdicts(record, by_name.get(record.route), result.language)
+        if verdicts is not None:
+            out.append(verdicts)
+    return out
+
+
+class ScorecardSink:
+    """An event sink that counts each finished request's verdicts into the live
+    scorecard (``record(verdicts, now_s)``, e.g. ``Scorecard.record``), then hands the
+    result on to ``inner``. The scorecard never blocks or fails a request: when it
+    cannot be written the verdicts are dropped with a log line (at most one a minute)."""
+
+    def __init__(self, inner: EventSink, routes: Callable[[], Sequence[RouteProfile]],
+                 record: Callable[[list[AttemptVerdicts], float], Any], wall: Callable[[], float] = time.time) -> None:
+        self.inner = inner
+        self.routes = routes
+        self.record = record
+        self.wall = wall
+        self._logged_at = 0.0
+
+    def emit(self, result: GatewayResult) -> None:
+        try:
+            verdicts = result_verdicts(result, self.routes())
+            if verdicts:
+                self.record(verdicts, self.wall())
+        except Exception as exc:  # noqa: BLE001 - live evidence is never worth a failed request
+            now = time.monotonic()
+            if now - self._logged_at > 60:
+                self._logged_at = now
+                log.warning("live scorecard not written, verdicts dropped: %s", exc)
+        self.inner.emit(result)
+
+
+def demote(ranked: Sequence[RouteProfile], demoted: frozenset[str]) -> list[RouteProfile]:
+    """``ranked`` with the routes pinned to a demoted endpoint (lower-cased tags) moved
+    after every other route, each group in its order: the gateway prefers the suspects'
+    peers and still serves from a suspect when nothing else is left."""
+    if not demoted:
+        return list(ranked)
+    preferred = [r for r in ranked if not (r.provider_tag and r.provider_tag.casefold() in demoted)]
+    later = [r for r in ranked if r.provider_tag and r.provider_tag.casefold() in demoted]
+    return preferred + later

@@ -1,0 +1,108 @@
+"""The gateway's verdicts reach the live scorecard (real HTTP to the simulator, real
+Redis), only those that speak to the endpoint count, and suspects are demoted."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from canary.live.scorecard import AttemptVerdicts, Scorecard, SuspectState
+from routing.contracts import contract_from_dict
+from routing.gateway_result import AttemptRecord
+from routing.live_feed import ScorecardSink, attempt_verdicts, demote
+from tests.routing.conftest import MODEL, ListSink, endpoint, fleet, route, user
+
+CHAT = contract_from_dict({
+    "name": "chat", "version": 1, "workload": "text", "deadline_s": 8, "max_attempts": 3, "max_fallbacks": 2,
+    "finish_reasons": ["stop", "length"], "connect_s": 0.2, "generation_s": 1.0, "validation_s": 0.1,
+    "first_token_s": 3, "stream_commit": {"mode": "prefix", "hold_chars": 64, "hold_ms": 200},
+})
+
+
+@pytest.fixture
+def card(redis_client):
+    prefix = f"test:live:{uuid.uuid4().hex}"
+    yield Scorecard(redis_client, prefix=prefix, window_s=600)
+    keys = list(redis_client.scan_iter(f"{prefix}:*"))
+    if keys:
+        redis_client.delete(*keys)
+
+
+def record(status: str = "accepted", **kw) -> AttemptRecord:
+    base = {"attempt_id": "a", "index": 0, "route": "alpha", "fallback_reason": "primary", "breaker_state": "closed",
+            "started_at": 0.0, "status": status}
+    return AttemptRecord(**{**base, **kw})
+
+
+def test_a_judged_attempt_counts_its_checks_and_its_validation():
+    got = attempt_verdicts(record(checks={"prefix.leading_garbage": "pass", "prefix.language": "inconclusive",
+                                          "post.repetition": "pass"}), route("alpha"), "pt")
+    assert got == AttemptVerdicts(MODEL, "alpha/fp8", {"prefix.leading_garbage": True, "post.repetition": True,
+                                                       "validation": True}, False, "", "pt")
+    rejected = attempt_verdicts(record("rejected", failure_reason="prefix_rejected",
+                                       checks={"prefix.leading_garbage": "fail"}), route("alpha"), None)
+    assert rejected is not None and rejected.checks == {"prefix.leading_garbage": False}
+    assert (rejected.commit_failed, rejected.commit_check) == (True, "prefix.leading_garbage")
+
+
+def test_an_evidence_only_check_counts_in_the_window_but_never_breaks_the_commit_point():
+    got = attempt_verdicts(record(checks={"answer.leading_garbage": "pass", "answer.refusal": "fail"}), route("alpha"), None)
+    assert got is not None and got.checks["answer.refusal"] is False
+    assert (got.commit_failed, got.checks["validation"]) == (False, True)
+
+
+@pytest.mark.parametrize("rec", [
+    record("cancelled", checks={"prefix.leading_garbage": "pass"}),  # client gone or hedge loser
+    record("failed", http_status=400),  # the request was refused for itself
+    record("failed", http_status=422),
+    record("rejected", failure_reason="truncated_by_max_tokens"),  # the caller's own max_tokens
+    record("failed", failure_class="transient", failure_reason="timeout"),  # transport: no check reached
+])
+def test_what_does_not_speak_to_the_endpoint_never_counts(rec):
+    assert attempt_verdicts(rec, route("alpha"), None) is None
+
+
+def test_a_route_that_pins_no_endpoint_is_not_scored():
+    assert attempt_verdicts(record(), route("alpha", provider_tag=None), None) is None
+
+
+def test_demotion_moves_suspects_after_their_peers_and_keeps_them_as_a_last_resort():
+    ranked = [route("alpha"), route("beta"), route("gamma")]
+    assert [r.name for r in demote(ranked, frozenset({"alpha/fp8"}))] == ["beta", "gamma", "alpha"]
+    assert [r.name for r in demote(ranked, frozenset())] == ["alpha", "beta", "gamma"]
+
+
+@pytest.mark.django_db
+def test_live_streams_fill_the_window_and_the_junk_hosts_streak(start_sim, gateway_for, card):
+    sim = start_sim(fleet(endpoint("alpha", {"leading_garbage": {"rate": 1, "fragments": [";"]}}),
+                          endpoint("beta"), endpoint("gamma")))
+    routes = [route("alpha"), route("beta"), route("gamma")]
+    inner = ListSink()
+    gw = gateway_for(sim, routes, sink=ScorecardSink(inner, lambda: routes, card.record))
+    for _ in range(3):
+        result = gw.complete(CHAT, user(max_tokens=200), stream=True, language="en")
+        assert result.committed is not None
+        list(result.committed.deltas())
+    assert len(inner.results) == 3
+    window = card.window(MODEL, time.time())
+    assert window.counts["alpha/fp8"]["prefix.leading_garbage"].failed == 3
+    assert window.counts["beta/fp8"]["prefix.leading_garbage"].failed == 0
+    assert window.counts["beta/fp8"]["validation"].n == 3
+    assert window.languages["alpha/fp8"]["prefix.leading_garbage"]["en"] == 3
+    assert card.streaks(MODEL)["alpha/fp8"].count == 3
+    assert card.streaks(MODEL)["beta/fp8"].count == 0
+
+
+@pytest.mark.django_db
+def test_a_demoted_suspect_is_tried_last(start_sim, gateway_for, card):
+    sim = start_sim(fleet(endpoint("alpha"), endpoint("beta")))
+    routes = [route("alpha"), route("beta")]
+    card.suspect_put(MODEL, "alpha/fp8", SuspectState("prefix.leading_garbage", "rate", "test", time.time()))
+    gw = gateway_for(sim, routes, demoted=card.demoted)
+    result = gw.complete(CHAT, user())
+    assert result.ok and result.route is not None and result.route.name == "beta"
+    # Nothing else left: the suspect still serves.
+    only = gateway_for(sim, [route("alpha")], demoted=card.demoted)
+    assert only.complete(CHAT, user()).ok
