@@ -13,13 +13,32 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, cast
 
 from core.languages import LANGUAGE_NAMES
+from fake_openrouter.fleet_values import (
+    FleetError,
+    Problems,
+    check_array,
+    check_boolean,
+    check_enum,
+    check_integer,
+    check_matching,
+    check_non_negative,
+    check_non_negative_int,
+    check_object,
+    check_positive_int,
+    check_price,
+    check_rate,
+    check_string,
+    is_int,
+    is_number,
+    show_value,
+)
 
 RefusalStyle = Literal["text", "empty", "content_filter", "truncated", "http_403"]
 StructuredMode = Literal["ok", "fenced", "invalid_json", "missing_field", "wrong_type", "prose"]
@@ -66,46 +85,6 @@ MAX_FRAGMENT_CHARS = 200
 # "atlas/fp8\n" would be stored and then probed as an address no listing serves.
 _TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*")
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*")
-
-
-class FleetError(ValueError):
-    """A fleet file that cannot be used. ``errors`` lists every problem found, as
-    ``(path, problem)`` in the order the loader checks them (``path`` is the JSON path,
-    "" for the whole file); ``path`` and ``problem`` are the first. The message is one
-    ``path: problem`` line per problem."""
-
-    def __init__(self, path: str, problem: str, *more: tuple[str, str]) -> None:
-        self.path = path
-        self.problem = problem
-        self.errors: tuple[tuple[str, str], ...] = ((path, problem), *more)
-        super().__init__("\n".join(f"{where}: {what}" if where else what for where, what in self.errors))
-
-
-T = TypeVar("T")
-
-
-class _Problems:
-    """The problems found so far: a parser that fails is recorded and stands in for its
-    default, so the rest of the file is still checked."""
-
-    def __init__(self) -> None:
-        self.found: list[tuple[str, str]] = []
-
-    def check(self, parse: Callable[..., T], raw: Any, path: str, default: T, *args: Any) -> T:
-        try:
-            return parse(raw, path, *args)
-        except FleetError as exc:
-            self.found.extend(exc.errors)
-            return default
-
-    def field(
-        self, obj: Mapping[str, Any], key: str, parse: Callable[..., T], path: str, default: T, *args: Any
-    ) -> T:
-        """``parse(obj[key], path.key, *args)``, or ``default`` when the key is absent
-        (``_object`` already recorded a missing required key) or its value is refused."""
-        if key not in obj:
-            return default
-        return self.check(parse, obj[key], _join(path, key), default, *args)
 
 
 @dataclass(frozen=True)
@@ -276,10 +255,10 @@ def parse_fleet(text: str) -> Fleet:
 def fleet_from_dict(raw: Any) -> Fleet:
     """Validate an already-decoded fleet. Raises FleetError listing every problem, each
     with its path."""
-    p = _Problems()
-    obj = _object(raw, "", required=("seed", "models"), optional=(), p=p)
-    seed = p.field(obj, "seed", _integer, "", 0)
-    models_raw: list[Any] = p.field(obj, "models", _array, "", [])
+    p = Problems()
+    obj = check_object(raw, "", required=("seed", "models"), optional=(), p=p)
+    seed = p.field(obj, "seed", check_integer, "", 0)
+    models_raw: list[Any] = p.field(obj, "models", check_array, "", [])
     models = [p.check(_model, item, f"models[{i}]", None, p) for i, item in enumerate(models_raw)]
     seen: set[str] = set()
     for i, item in enumerate(models_raw):
@@ -296,13 +275,13 @@ def fleet_from_dict(raw: Any) -> Fleet:
 # --- sections -------------------------------------------------------------------------------
 
 
-def _model(raw: Any, path: str, p: _Problems) -> Model:
-    obj = _object(raw, path, required=("id", "endpoints"), optional=("context_length", "input_modalities"), p=p)
-    model_id = p.field(obj, "id", _matching, path, "", _MODEL_ID, "author/slug")
-    context_length = p.field(obj, "context_length", _positive_int, path, DEFAULT_CONTEXT_LENGTH)
+def _model(raw: Any, path: str, p: Problems) -> Model:
+    obj = check_object(raw, path, required=("id", "endpoints"), optional=("context_length", "input_modalities"), p=p)
+    model_id = p.field(obj, "id", check_matching, path, "", _MODEL_ID, "author/slug")
+    context_length = p.field(obj, "context_length", check_positive_int, path, DEFAULT_CONTEXT_LENGTH)
     text_only: tuple[str, ...] = ("text",)
     input_modalities = p.field(obj, "input_modalities", _modalities, path, text_only, p)
-    endpoints_raw: list[Any] = p.field(obj, "endpoints", _array, path, [])
+    endpoints_raw: list[Any] = p.field(obj, "endpoints", check_array, path, [])
     endpoints = [
         p.check(_endpoint, item, f"{path}.endpoints[{i}]", None, p, context_length)
         for i, item in enumerate(endpoints_raw)
@@ -324,57 +303,57 @@ def _model(raw: Any, path: str, p: _Problems) -> Model:
     )
 
 
-def _modalities(raw: Any, path: str, p: _Problems) -> tuple[str, ...]:
-    items = _array(raw, path)
-    valid = [p.check(_enum, item, f"{path}[{i}]", "", INPUT_MODALITIES) for i, item in enumerate(items)]
+def _modalities(raw: Any, path: str, p: Problems) -> tuple[str, ...]:
+    items = check_array(raw, path)
+    valid = [p.check(check_enum, item, f"{path}[{i}]", "", INPUT_MODALITIES) for i, item in enumerate(items)]
     if "text" not in valid:
         raise FleetError(path, 'must include "text"')
     return tuple(dict.fromkeys(v for v in valid if v))
 
 
-def _endpoint(raw: Any, path: str, p: _Problems, model_context_length: int) -> Endpoint:
-    obj = _object(
+def _endpoint(raw: Any, path: str, p: Problems, model_context_length: int) -> Endpoint:
+    obj = check_object(
         raw,
         path,
         required=("provider", "tag"),
         optional=("quantization", "supported_parameters", "pricing", "context_length", "faults", "wire"),
         p=p,
     )
-    provider = p.field(obj, "provider", _string, path, "")
-    tag = p.field(obj, "tag", _matching, path, "", _TAG, "slug/variant")
+    provider = p.field(obj, "provider", check_string, path, "")
+    tag = p.field(obj, "tag", check_matching, path, "", _TAG, "slug/variant")
     quantization: str | None = None
     if obj.get("quantization") is not None:
-        quantization = p.field(obj, "quantization", _enum, path, None, QUANTIZATIONS)
+        quantization = p.field(obj, "quantization", check_enum, path, None, QUANTIZATIONS)
     return Endpoint(
         provider=provider,
         tag=tag,
         quantization=quantization,
         supported_parameters=p.field(obj, "supported_parameters", _strings, path, DEFAULT_PARAMETERS, p),
         pricing=p.field(obj, "pricing", _pricing, path, FREE, p),
-        context_length=p.field(obj, "context_length", _positive_int, path, model_context_length),
+        context_length=p.field(obj, "context_length", check_positive_int, path, model_context_length),
         faults=p.field(obj, "faults", _faults, path, Faults(), p),
         wire=p.field(obj, "wire", _wire, path, Wire(), p),
     )
 
 
-def _strings(raw: Any, path: str, p: _Problems) -> tuple[str, ...]:
-    return tuple(p.check(_string, item, f"{path}[{i}]", "") for i, item in enumerate(_array(raw, path)))
+def _strings(raw: Any, path: str, p: Problems) -> tuple[str, ...]:
+    return tuple(p.check(check_string, item, f"{path}[{i}]", "") for i, item in enumerate(check_array(raw, path)))
 
 
-def _pricing(raw: Any, path: str, p: _Problems) -> Pricing:
-    obj = _object(raw, path, required=("prompt", "completion"), optional=OPTIONAL_PRICES, p=p)
+def _pricing(raw: Any, path: str, p: Problems) -> Pricing:
+    obj = check_object(raw, path, required=("prompt", "completion"), optional=OPTIONAL_PRICES, p=p)
     texts: list[tuple[str, str]] = []
     values: dict[str, Decimal] = {}
     for key in ("prompt", "completion", *OPTIONAL_PRICES):
-        value = p.field(obj, key, _price, path, None)
+        value = p.field(obj, key, check_price, path, None)
         if value is not None:
             values[key] = value
             texts.append((key, obj[key]))
     return Pricing(values.get("prompt", Decimal(0)), values.get("completion", Decimal(0)), tuple(texts))
 
 
-def _faults(raw: Any, path: str, p: _Problems) -> Faults:
-    obj = _object(raw, path, required=(), optional=tuple(Faults.__dataclass_fields__), p=p)
+def _faults(raw: Any, path: str, p: Problems) -> Faults:
+    obj = check_object(raw, path, required=(), optional=tuple(Faults.__dataclass_fields__), p=p)
     fields: dict[str, Any] = {}
     for key in obj:
         if key in _FAULT_PARSERS:  # an unknown key is already recorded
@@ -384,116 +363,116 @@ def _faults(raw: Any, path: str, p: _Problems) -> Faults:
     return Faults(**fields)
 
 
-def _wire(raw: Any, path: str, p: _Problems) -> Wire:
-    obj = _object(raw, path, required=(), optional=tuple(Wire.__dataclass_fields__), p=p)
+def _wire(raw: Any, path: str, p: Problems) -> Wire:
+    obj = check_object(raw, path, required=(), optional=tuple(Wire.__dataclass_fields__), p=p)
     default = Wire()
     usage_chunk: str = default.usage_chunk
     error_chunk: str = default.error_chunk
     return Wire(
-        usage_chunk=cast(UsageChunk, p.field(obj, "usage_chunk", _enum, path, usage_chunk, USAGE_CHUNKS)),
+        usage_chunk=cast(UsageChunk, p.field(obj, "usage_chunk", check_enum, path, usage_chunk, USAGE_CHUNKS)),
         padding=p.field(obj, "padding", _padding, path, default.padding),
-        comments_between=p.field(obj, "comments_between", _boolean, path, default.comments_between),
-        error_chunk=cast(ErrorChunk, p.field(obj, "error_chunk", _enum, path, error_chunk, ERROR_CHUNKS)),
+        comments_between=p.field(obj, "comments_between", check_boolean, path, default.comments_between),
+        error_chunk=cast(ErrorChunk, p.field(obj, "error_chunk", check_enum, path, error_chunk, ERROR_CHUNKS)),
     )
 
 
 # --- one parser per fault key (each takes the raw value, its path and the problems) ----------
 
 
-def _ttft(raw: Any, path: str, p: _Problems) -> tuple[float, float]:
+def _ttft(raw: Any, path: str, p: Problems) -> tuple[float, float]:
     if isinstance(raw, list):
         if len(raw) != 2:
-            raise FleetError(path, f"must be a number or [min, max], got {_show(raw)}")
+            raise FleetError(path, f"must be a number or [min, max], got {show_value(raw)}")
         low = p.check(_ttft_bound, raw[0], f"{path}[0]", None)
         high = p.check(_ttft_bound, raw[1], f"{path}[1]", None)
         if low is not None and high is not None and low > high:
-            raise FleetError(path, f"min must not exceed max, got {_show(raw)}")
+            raise FleetError(path, f"min must not exceed max, got {show_value(raw)}")
         return (low or 0.0, high or 0.0)
-    if not _is_number(raw):
-        raise FleetError(path, f"must be a number or [min, max], got {_show(raw)}")
+    if not is_number(raw):
+        raise FleetError(path, f"must be a number or [min, max], got {show_value(raw)}")
     value = _ttft_bound(raw, path)
     return (value, value)
 
 
 def _ttft_bound(raw: Any, path: str) -> float:
-    if not _is_number(raw) or not 0 <= raw <= MAX_TTFT_MS:
-        raise FleetError(path, f"must be a number between 0 and {MAX_TTFT_MS} (one hour), got {_show(raw)}")
+    if not is_number(raw) or not 0 <= raw <= MAX_TTFT_MS:
+        raise FleetError(path, f"must be a number between 0 and {MAX_TTFT_MS} (one hour), got {show_value(raw)}")
     return float(raw)
 
 
-def _tokens_per_s(raw: Any, path: str, p: _Problems) -> float:
-    if not _is_number(raw) or raw <= 0:
-        raise FleetError(path, f"must be a positive number, got {_show(raw)}")
+def _tokens_per_s(raw: Any, path: str, p: Problems) -> float:
+    if not is_number(raw) or raw <= 0:
+        raise FleetError(path, f"must be a positive number, got {show_value(raw)}")
     if raw < MIN_TOKENS_PER_S:
-        raise FleetError(path, f"must be at least {MIN_TOKENS_PER_S} (a token every 100 s), got {_show(raw)}")
+        raise FleetError(path, f"must be at least {MIN_TOKENS_PER_S} (a token every 100 s), got {show_value(raw)}")
     return float(raw)
 
 
-def _rate_fault(raw: Any, path: str, p: _Problems) -> RateFault:
-    obj = _object(raw, path, required=("rate",), optional=(), p=p)
-    return RateFault(rate=p.field(obj, "rate", _rate, path, 0.0))
+def _rate_fault(raw: Any, path: str, p: Problems) -> RateFault:
+    obj = check_object(raw, path, required=("rate",), optional=(), p=p)
+    return RateFault(rate=p.field(obj, "rate", check_rate, path, 0.0))
 
 
-def _leading_garbage(raw: Any, path: str, p: _Problems) -> LeadingGarbage:
-    obj = _object(raw, path, required=("rate",), optional=("fragments",), p=p)
+def _leading_garbage(raw: Any, path: str, p: Problems) -> LeadingGarbage:
+    obj = check_object(raw, path, required=("rate",), optional=("fragments",), p=p)
     fragments = p.field(obj, "fragments", _fragments, path, DEFAULT_FRAGMENTS, p)
-    return LeadingGarbage(rate=p.field(obj, "rate", _rate, path, 0.0), fragments=fragments)
+    return LeadingGarbage(rate=p.field(obj, "rate", check_rate, path, 0.0), fragments=fragments)
 
 
-def _fragments(raw: Any, path: str, p: _Problems) -> tuple[str, ...]:
+def _fragments(raw: Any, path: str, p: Problems) -> tuple[str, ...]:
     if isinstance(raw, list) and not raw:
         raise FleetError(path, "must list at least one fragment")
-    return tuple(p.check(_fragment, item, f"{path}[{i}]", "") for i, item in enumerate(_array(raw, path)))
+    return tuple(p.check(_fragment, item, f"{path}[{i}]", "") for i, item in enumerate(check_array(raw, path)))
 
 
 def _fragment(raw: Any, path: str) -> str:
-    text = _string(raw, path)
+    text = check_string(raw, path)
     if len(text) > MAX_FRAGMENT_CHARS:
         raise FleetError(path, f"must be at most {MAX_FRAGMENT_CHARS} characters (junk glued to a reply's start), got {len(text)}")
     return text
 
 
-def _language_drift(raw: Any, path: str, p: _Problems) -> LanguageDrift:
-    obj = _object(raw, path, required=("rate", "into"), optional=("share",), p=p)
-    into = p.field(obj, "into", _enum, path, "en", tuple(LANGUAGE_NAMES))
-    share = p.field(obj, "share", _rate, path, 0.5)
-    return LanguageDrift(rate=p.field(obj, "rate", _rate, path, 0.0), into=into, share=share)
+def _language_drift(raw: Any, path: str, p: Problems) -> LanguageDrift:
+    obj = check_object(raw, path, required=("rate", "into"), optional=("share",), p=p)
+    into = p.field(obj, "into", check_enum, path, "en", tuple(LANGUAGE_NAMES))
+    share = p.field(obj, "share", check_rate, path, 0.5)
+    return LanguageDrift(rate=p.field(obj, "rate", check_rate, path, 0.0), into=into, share=share)
 
 
-def _refusal(raw: Any, path: str, p: _Problems) -> Refusal:
-    obj = _object(raw, path, required=("rate", "style"), optional=(), p=p)
-    style = cast(RefusalStyle, p.field(obj, "style", _enum, path, "text", REFUSAL_STYLES))
-    return Refusal(rate=p.field(obj, "rate", _rate, path, 0.0), style=style)
+def _refusal(raw: Any, path: str, p: Problems) -> Refusal:
+    obj = check_object(raw, path, required=("rate", "style"), optional=(), p=p)
+    style = cast(RefusalStyle, p.field(obj, "style", check_enum, path, "text", REFUSAL_STYLES))
+    return Refusal(rate=p.field(obj, "rate", check_rate, path, 0.0), style=style)
 
 
-def _structured_output(raw: Any, path: str, p: _Problems) -> StructuredMode:
-    return cast(StructuredMode, _enum(raw, path, STRUCTURED_MODES))
+def _structured_output(raw: Any, path: str, p: Problems) -> StructuredMode:
+    return cast(StructuredMode, check_enum(raw, path, STRUCTURED_MODES))
 
 
-def _tool_calls(raw: Any, path: str, p: _Problems) -> ToolCallMode:
-    return cast(ToolCallMode, _enum(raw, path, TOOL_CALL_MODES))
+def _tool_calls(raw: Any, path: str, p: Problems) -> ToolCallMode:
+    return cast(ToolCallMode, check_enum(raw, path, TOOL_CALL_MODES))
 
 
 def _http_status(raw: Any, path: str) -> int:
-    if not _is_int(raw) or not 400 <= raw <= 599:
-        raise FleetError(path, f"must be an integer between 400 and 599, got {_show(raw)}")
+    if not is_int(raw) or not 400 <= raw <= 599:
+        raise FleetError(path, f"must be an integer between 400 and 599, got {show_value(raw)}")
     return cast(int, raw)
 
 
-def _http_error(raw: Any, path: str, p: _Problems) -> HttpError:
-    obj = _object(raw, path, required=("rate", "status"), optional=("retry_after_s",), p=p)
+def _http_error(raw: Any, path: str, p: Problems) -> HttpError:
+    obj = check_object(raw, path, required=("rate", "status"), optional=("retry_after_s",), p=p)
     status = p.field(obj, "status", _http_status, path, 500)
     retry_after: float | None = None
     if obj.get("retry_after_s") is not None:
-        retry_after = p.field(obj, "retry_after_s", _non_negative, path, None)
-    return HttpError(rate=p.field(obj, "rate", _rate, path, 0.0), status=status, retry_after_s=retry_after)
+        retry_after = p.field(obj, "retry_after_s", check_non_negative, path, None)
+    return HttpError(rate=p.field(obj, "rate", check_rate, path, 0.0), status=status, retry_after_s=retry_after)
 
 
-def _down(raw: Any, path: str, p: _Problems) -> bool:
-    return _boolean(raw, path)
+def _down(raw: Any, path: str, p: Problems) -> bool:
+    return check_boolean(raw, path)
 
 
-_FAULT_PARSERS: dict[str, Callable[[Any, str, _Problems], Any]] = {
+_FAULT_PARSERS: dict[str, Callable[[Any, str, Problems], Any]] = {
     "ttft_ms": _ttft,
     "tokens_per_s": _tokens_per_s,
     "leading_garbage": _leading_garbage,
@@ -515,131 +494,9 @@ _FAULT_PARSERS: dict[str, Callable[[Any, str, _Problems], Any]] = {
 }
 
 
-# --- primitive checks -----------------------------------------------------------------------
-
-
-def _show(value: Any) -> str:
-    """A value as the fleet author wrote it (JSON), for error messages."""
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def _is_int(value: Any) -> bool:
-    # JSON true/false decode to bool, which is an int subclass in Python: not a number here.
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    # NaN != NaN; Python's json reads Infinity and 1e400 as infinite floats: refused here,
-    # with the key's path, beside the file's other errors.
-    return _is_int(value) or (isinstance(value, float) and value == value and abs(value) != float("inf"))
-
-
-def _object(
-    raw: Any, path: str, *, required: tuple[str, ...], optional: tuple[str, ...], p: _Problems
-) -> Mapping[str, Any]:
-    """``raw`` as a mapping; its unknown and missing keys are recorded in ``p``. Raises
-    FleetError when it is not an object (nothing inside can be checked)."""
-    if not isinstance(raw, dict):
-        # The path is said once, by the error's "path: " (the whole file has none).
-        raise FleetError(path, f"{'must' if path else 'fleet must'} be an object, got {_show(raw)}")
-    p.found.extend((_join(path, key), "unknown key") for key in raw if key not in required and key not in optional)
-    p.found.extend((_join(path, key), "required key is missing") for key in required if key not in raw)
-    return cast(Mapping[str, Any], raw)
-
-
-def _matching(raw: Any, path: str, pattern: re.Pattern[str], shape: str) -> str:
-    text = _string(raw, path)
-    if not pattern.fullmatch(text):
-        raise FleetError(path, f"must look like {shape}, got {json.dumps(text)}")
-    return text
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def _array(raw: Any, path: str) -> list[Any]:
-    if not isinstance(raw, list):
-        raise FleetError(path, f"must be an array, got {_show(raw)}")
-    return raw
-
-
-def _string(raw: Any, path: str) -> str:
-    if isinstance(raw, str) and raw and not raw.strip():
-        raise FleetError(path, f"must hold more than white space, got {_show(raw)}")
-    if not isinstance(raw, str) or not raw:
-        raise FleetError(path, f"must be a non-empty string, got {_show(raw)}")
-    try:
-        # JSON may spell a lone surrogate ("\ud800"): a str that every UTF-8 response
-        # carrying it would fail to encode (the simulator answered 500).
-        raw.encode("utf-8")
-    except UnicodeEncodeError:
-        # ASCII-escaped, so that the message itself can be printed.
-        raise FleetError(path, f"must be valid Unicode text (no lone surrogate), got {json.dumps(raw)}") from None
-    return raw
-
-
-def _boolean(raw: Any, path: str) -> bool:
-    if not isinstance(raw, bool):
-        raise FleetError(path, f"must be true or false, got {_show(raw)}")
-    return raw
-
-
-def _integer(raw: Any, path: str) -> int:
-    if not _is_int(raw):
-        raise FleetError(path, f"must be an integer, got {_show(raw)}")
-    return cast(int, raw)
-
-
-def _positive_int(raw: Any, path: str) -> int:
-    if not _is_int(raw) or raw <= 0:
-        raise FleetError(path, f"must be a positive integer, got {_show(raw)}")
-    return cast(int, raw)
-
-
-def _non_negative_int(raw: Any, path: str) -> int:
-    if not _is_int(raw) or raw < 0:
-        raise FleetError(path, f"must be an integer >= 0, got {_show(raw)}")
-    return cast(int, raw)
-
-
 def _padding(raw: Any, path: str) -> int:
     # Negative padding keeps its former message; only the new upper bound reads differently.
-    value = _non_negative_int(raw, path)
+    value = check_non_negative_int(raw, path)
     if value > MAX_PADDING_UNITS:
         raise FleetError(path, f"must be an integer between 0 and {MAX_PADDING_UNITS}, got {value}")
-    return value
-
-
-def _non_negative(raw: Any, path: str) -> float:
-    if not _is_number(raw) or raw < 0:
-        raise FleetError(path, f"must be a number >= 0, got {_show(raw)}")
-    return float(raw)
-
-
-def _rate(raw: Any, path: str) -> float:
-    if not _is_number(raw) or not 0 <= raw <= 1:
-        raise FleetError(path, f"must be a number between 0 and 1, got {_show(raw)}")
-    return float(raw)
-
-
-def _enum(raw: Any, path: str, allowed: tuple[str, ...]) -> str:
-    if raw not in allowed or not isinstance(raw, str):
-        raise FleetError(path, f"must be one of {', '.join(allowed)}, got {_show(raw)}")
-    return raw
-
-
-def _price(raw: Any, path: str) -> Decimal:
-    # Prices are strings, as OpenRouter serves them: a float would lose the exact digits.
-    if not isinstance(raw, str):
-        raise FleetError(path, f'must be a decimal string such as "0.0000004", got {_show(raw)}')
-    try:
-        value = Decimal(raw)
-    except InvalidOperation as exc:
-        raise FleetError(path, f"must be a decimal string, got {_show(raw)}") from exc
-    if not value.is_finite() or value < 0:
-        raise FleetError(path, f"must be a finite decimal >= 0, got {_show(raw)}")
     return value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fake_openrouter.server import chunk_frame, coalesced, due_writes, paced_run_end, send_groups
+from fake_openrouter.pacing import chunk_frame, coalesced, due_writes, paced_run_end, send_groups
 from fake_openrouter.wire import DeltaFrames, ResponseMeta, chunk, delta_choice, sse_data
 from fake_openrouter.world import Head, Wait, Write
 
