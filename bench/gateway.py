@@ -127,7 +127,7 @@ def direct_caller(base_url: str) -> Callable[[int], None]:
 def setup_routing() -> None:
     """One route on the simulator's endpoint and one text contract, in the bench database."""
     from routing.models import Route
-    from routing.services import contract_version_create
+    from routing.services.contracts import contract_version_create
 
     Route.objects.create(name="swift", model_id=MODEL, provider_tag=TAG, modalities=["text"], context_length=131072,
                          price_prompt_usd="0.0000001", price_completion_usd="0.0000002")
@@ -137,7 +137,8 @@ def setup_routing() -> None:
 
 def gateway_caller(create: bool = True) -> Callable[[int], None]:
     """The in-process client, as a backend calls it (contract lookup included)."""
-    from routing.services import chat_completion_create, gateway_get
+    from routing.services.chat import chat_completion_create
+    from routing.services.wiring import gateway_get
 
     if create:
         setup_routing()
@@ -160,7 +161,7 @@ def cpu_per_request(base_url: str, *, n: int = 500, block: int = 50, warmup: int
     machine. Returns the totals per request and the quartiles of the per-block
     differences (their spread is the harness's own noise). ``profile``: write a cProfile
     (CPU-time clock) of the gateway blocks there."""
-    from routing.services import gateway_get
+    from routing.services.wiring import gateway_get
 
     direct = direct_caller(base_url)
     system = gateway_caller(create=False)
@@ -219,7 +220,7 @@ def inprocess_row(base_url: str, a: argparse.Namespace) -> dict[str, Any]:
     from django.db import connections
 
     def make() -> tuple[Callable[[int], None], Callable[[int], None], Callable[[], None]]:
-        from routing.services import gateway_get
+        from routing.services.wiring import gateway_get
 
         connections.close_all()  # never share the parent's database connection after fork
         system = gateway_caller(create=False)

@@ -123,7 +123,7 @@ def main() -> None:
 
     from core.tokens import service_token_issue
     from routing.models import AttemptEvent, Route
-    from routing.services import contract_version_create
+    from routing.services.contracts import contract_version_create
 
     fleet_path = Path(tempfile.mkdtemp()) / "fleet.json"
     fleet_path.write_text(json.dumps(FLEET))

@@ -22,9 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from routing.contracts import contract_from_dict  # noqa: E402
-from routing.gateway import Gateway  # noqa: E402
+from routing.gateway.door import Gateway  # noqa: E402
+from routing.gateway.upstream import Upstream  # noqa: E402
 from routing.selection import RouteProfile  # noqa: E402
-from routing.upstream import Upstream  # noqa: E402
 from tests.chaos.hostile import Hostile  # noqa: E402
 
 CONTRACT = {"name": "chat", "version": 1, "workload": "text", "deadline_s": 60, "max_attempts": 2, "max_fallbacks": 1,

@@ -245,7 +245,7 @@ def main() -> None:  # noqa: PLR0915 - one bench, told top to bottom
     from canary.services.rounds import endpoints_sync
     from core.tokens import service_token_issue
     from routing.models import Route
-    from routing.services import contract_version_create
+    from routing.services.contracts import contract_version_create
 
     now = timezone.now()
     endpoints_sync(MODEL, openrouter_client().list_endpoints(MODEL), now)

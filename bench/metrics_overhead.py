@@ -37,12 +37,12 @@ from canary.models import Endpoint, ProbeResult, Provider, Round  # noqa: E402
 from fake_openrouter.process import free_port, start_simulator  # noqa: E402
 from observability.gateway import ObservedSink, record, unwrapped  # noqa: E402
 from observability.registry import web_exposition  # noqa: E402
-from routing.gateway_result import GatewayResult  # noqa: E402
+from routing.gateway.result import GatewayResult  # noqa: E402
 from routing.models import Route  # noqa: E402
 
 
 def cpu_side_by_side(n: int, block: int, warmup: int) -> dict:
-    from routing.services import gateway_get
+    from routing.services.wiring import gateway_get
 
     call = gateway_caller(create=False)
     gw = gateway_get()

@@ -30,7 +30,7 @@ import httpx  # noqa: E402
 from core.tokens import service_token_issue  # noqa: E402
 from fake_openrouter.process import free_port, start_simulator  # noqa: E402
 from routing.models import Route  # noqa: E402
-from routing.services import contract_version_create  # noqa: E402
+from routing.services.contracts import contract_version_create  # noqa: E402
 
 MODEL, TAG = "acme/bench-1", "swift/fp8"
 FLEET = {"seed": 1, "models": [{"id": MODEL, "context_length": 131072, "endpoints": [{

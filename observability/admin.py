@@ -22,7 +22,7 @@ from observability.breakers import breaker_rows
 from observability.models import BreakerBoard, Reliability
 from observability.series import breaker_page_timeline, reliability_page_charts
 from routing.models import Route
-from routing.services import breaker_store
+from routing.services.wiring import breaker_store
 
 
 class _Page(admin.ModelAdmin):

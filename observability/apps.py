@@ -10,7 +10,7 @@ class ObservabilityConfig(AppConfig):
     def ready(self) -> None:
         from canary.signals import round_finalised
         from observability import canary, gateway, multiprocess, tracing, worker
-        from routing.services import sink_wrapper_register
+        from routing.services.wiring import sink_wrapper_register
 
         # The gunicorn config and the worker empty it at start; a process started any
         # other way must still find it (prometheus-client writes there on first use).

@@ -21,7 +21,7 @@ from prometheus_client.metrics import MetricWrapperBase
 
 from observability import metrics as m
 from observability import tracing
-from routing.gateway_result import EventSink, GatewayResult
+from routing.gateway.result import EventSink, GatewayResult
 from routing.selection import RouteProfile
 
 log = logging.getLogger(__name__)
@@ -144,7 +144,7 @@ def observed(sink: EventSink | None, *, routes: Callable[[], Sequence[RouteProfi
 
 
 def sink_wrap(sink: EventSink, routes: Callable[[], Sequence[RouteProfile]]) -> EventSink:
-    """The wrapper ``routing.services.sink_wrapper_register`` takes: ``observed``."""
+    """The wrapper ``routing.services.wiring.sink_wrapper_register`` takes: ``observed``."""
     return ObservedSink(sink, routes=routes)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from observability.breakers import breaker_rows
 from observability.reliability import reliability_totals
 from routing.models import Route
-from routing.services import breaker_store
+from routing.services.wiring import breaker_store
 
 # The breakers the home page names (the circuit-breakers page lists them all).
 OPEN_LISTED = 8

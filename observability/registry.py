@@ -11,7 +11,7 @@ from observability.exposition import render
 from observability.live import LiveCollector
 from observability.multiprocess import scrape_registry
 from routing.models import Route
-from routing.services import breaker_store
+from routing.services.wiring import breaker_store
 
 
 def _route_names() -> list[str]:

@@ -29,7 +29,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanProcessor
 from opentelemetry.trace import Status, StatusCode
 
-from routing.gateway_result import GatewayResult
+from routing.gateway.result import GatewayResult
 
 _SYSTEM = "openrouter"  # gen_ai.system: every route speaks OpenRouter's (OpenAI's) chat API
 

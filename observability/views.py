@@ -19,7 +19,7 @@ from core.tokens import service_token_verify
 from observability.breakers import breaker_json
 from observability.registry import web_exposition
 from routing.models import Route
-from routing.services import breaker_store
+from routing.services.wiring import breaker_store
 
 
 # CSRF-exempt: a scraper sends no cookie, and a POST must be refused as the wrong method

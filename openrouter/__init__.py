@@ -21,7 +21,7 @@ Sending and guarding (httpx):
   the attempt handle a deadline or hedging cuts.
 - ``watched``: the gateway's sync transport, whose sockets a cut reaches before the headers.
 
-One pinned chat call (the canary's side; the gateway's is ``routing.upstream``):
+One pinned chat call (the canary's side; the gateway's is ``routing.gateway.upstream``):
 - ``result``: the typed result of one pinned chat call (``Call``).
 - ``streamcall``: one streamed reply folded into a ``Call``, whichever client read it.
 - ``client``: discovery, generation lookups and pinned chats on httpx's sync client.

@@ -350,6 +350,8 @@ CELERY_BEAT_SCHEDULE = {**canary_beat_schedule(CANARY_MODELS), **observability_b
 OBSERVABILITY_WORKER_METRICS_PORT = port("OBSERVABILITY_WORKER_METRICS_PORT", env.int("OBSERVABILITY_WORKER_METRICS_PORT", default=0))
 OBSERVABILITY_WORKER_METRICS_ADDR = env.str("OBSERVABILITY_WORKER_METRICS_ADDR", default="127.0.0.1")
 ROUTING_REDIS_URL = checked("ROUTING_REDIS_URL", redis_url, env.str("ROUTING_REDIS_URL", default=REDIS_URL))
+# Overrides of routing.breaker.BreakerConfig fields (a dict; tests set it).
+ROUTING_BREAKER: dict[str, object] = {}
 ROUTING_BREAKER_PREFIX = env.str("ROUTING_BREAKER_PREFIX", default="routing:breaker")
 # Prompts and outputs in request/attempt events: "hash" (SHA-256) or "redact".
 ROUTING_EVENT_CONTENT = env.str("ROUTING_EVENT_CONTENT", default="hash")

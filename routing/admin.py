@@ -20,7 +20,8 @@ from canary.selectors import RouteCanaryState, route_canary_states
 from core.identifiers import validate_model_id
 from routing.contracts import ContractError, contract_from_dict
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
-from routing.services import breaker_store, contract_version_create
+from routing.services.contracts import contract_version_create
+from routing.services.wiring import breaker_store
 
 
 def _ms(value: float | None) -> str:

@@ -19,7 +19,8 @@ from core.shown import shown
 from core.strict_json import loads_marking
 from core.tokens import service_token_verify
 from routing.responses import HEADER_CONTRACT, HEADER_LANGUAGE, GatewayReply, error_reply, sse_body
-from routing.services import IDEMPOTENCY_KEY_MAX, chat_completion_create
+from routing.services.chat import chat_completion_create
+from routing.services.ledger import IDEMPOTENCY_KEY_MAX
 
 _MAX_KEY = IDEMPOTENCY_KEY_MAX
 

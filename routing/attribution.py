@@ -32,7 +32,7 @@ from typing import Any
 from routing.failures import Failure, FailureClass
 
 # Failure reasons of a reply the gateway judged and refused (``routing.failures``,
-# ``routing.attempts``): only these can follow from the request's parameters.
+# ``routing.gateway.attempts``): only these can follow from the request's parameters.
 JUDGED_REASONS = frozenset({"validation", "prefix_rejected", "truncated_by_max_tokens", "empty_reply"})
 
 

@@ -73,7 +73,7 @@ class StreamCommit:
     are held and judged (``routing.live_checks``); then every chunk is passed on as it
     arrives. Before the commit any failure falls back invisibly; after it, a failure ends
     the stream with an error event. ``early`` (default true): commit as soon as every
-    blocking check has decided on the prefix (``routing.commit``), the hold being the
+    blocking check has decided on the prefix (``routing.gateway.commit``), the hold being the
     cap; false waits for the whole hold.
     """
 

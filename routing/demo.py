@@ -19,7 +19,7 @@ import openai
 
 from routing.discovery import routes_sync
 from routing.models import AttemptEvent, ContractVersion, Route
-from routing.services import contracts_load_file
+from routing.services.contracts import contracts_load_file
 
 CONTRACTS_FILE = Path(__file__).resolve().parent / "contract_files" / "workloads.json"
 # The default fleet's vision model and host (canary/fleets/default.json).

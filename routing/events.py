@@ -19,7 +19,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 
 from core.text import storable
 from routing.event_text import text_digest
-from routing.gateway_result import GatewayResult
+from routing.gateway.result import GatewayResult
 from routing.models import AttemptEvent, RequestEvent
 
 log = logging.getLogger(__name__)

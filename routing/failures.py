@@ -1,6 +1,6 @@
 """Failure classes: every attempt outcome maps to exactly one.
 
-Pure: no Django, no HTTP. The upstream reader (``routing/upstream.py``) reports *what it
+Pure: no Django, no HTTP. The upstream reader (``routing/gateway/upstream.py``) reports *what it
 saw* as a ``Signal``; ``classify`` says *what it means* for the chain:
 
 =================  ===========================================================  ==========  ========  ========

@@ -17,7 +17,7 @@ holds. Three lists:
   whole or buffered reply is accepted (a fail tries another route). Same rule for
   ``blocks``.
 - ``decides_at_chars``: a check's ``pass`` on fewer characters is not a decision yet; the
-  commit point waits for it (``routing.commit``). A ``fail`` decides at once; an
+  commit point waits for it (``routing.gateway.commit``). A ``fail`` decides at once; an
   ``inconclusive`` never does (the hold's cap commits anyway).
 
 ``language`` is the expected language (ISO 639-1) or None; ``judge(text, language)``

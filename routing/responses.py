@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.shown import shown
-from routing.gateway_result import GatewayResult
-from routing.live import sse_stream
+from routing.gateway.live import sse_stream
+from routing.gateway.result import GatewayResult
 
 log = logging.getLogger("routing.gateway")
 
@@ -47,7 +47,7 @@ class GatewayReply:
     """What the API sends and what the in-process client returns: HTTP ``status``, JSON
     ``body``, ``headers``; ``result`` is the gateway's full result (None for a replay or
     a request refused before the gateway ran); ``replayed`` for an idempotent replay;
-    ``stream`` the event stream of an answer past its commit point (``routing.live``)."""
+    ``stream`` the event stream of an answer past its commit point (``routing.gateway.live``)."""
 
     status: int
     body: dict[str, Any]

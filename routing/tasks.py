@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from routing.services import ledger_sweep_now, route_measurements_refresh
+from routing.services.ledger import ledger_sweep_now
+from routing.services.routes import route_measurements_refresh
 
 
 @shared_task(ignore_result=True)

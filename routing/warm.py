@@ -1,7 +1,7 @@
 """Warm a server process before it accepts work: the judges and the language detector
 (``canary.judges.warm.warm_judges``), then the process's gateway (its HTTP pool, Redis
 client and event writer, the routes, the ignore lists and the database pool:
-``routing.services.gateway_warm``) where the process serves it.
+``routing.services.wiring.gateway_warm``) where the process serves it.
 
 Called by ``reverie_ops.wsgi`` as the WSGI application loads: in each gunicorn worker
 before it accepts a connection, in ``runserver`` before it serves, or, with gunicorn's
@@ -22,13 +22,13 @@ import os
 import time
 
 from canary.judges.warm import SAMPLES, warm_judges
-from routing.commit import answer_checks, prefix_checks, reply_checks
-from routing.services import gateway_warm
+from routing.gateway.commit import answer_checks, prefix_checks, reply_checks
+from routing.services.wiring import gateway_warm
 
 log = logging.getLogger(__name__)
 
 def warm_live_checks() -> None:
-    """Run the gateway's own checks (``routing.commit``: a held prefix, a streamed reply,
+    """Run the gateway's own checks (``routing.gateway.commit``: a held prefix, a streamed reply,
     a whole answer) once per sample, with and without an expected language, so their
     first use compiles nothing on a request's path."""
     for language, text in SAMPLES:

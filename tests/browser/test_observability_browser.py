@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from observability.fixtures import request_add
 from routing.models import Route
-from routing.services import breaker_store, gateway_reset
+from routing.services.wiring import breaker_store, gateway_reset
 from tests.browser.test_dashboards_browser import ARTIFACTS, chromium_page, painted
 from tests.observability.conftest import CANARY_MODEL, canary_state_create
 from tests.web.conftest import PASSWORD

@@ -21,7 +21,7 @@ from django.utils import timezone
 from canary.models import Endpoint, ProbeResult
 from observability.fixtures import request_add
 from routing.models import Route
-from routing.services import breaker_store, gateway_reset
+from routing.services.wiring import breaker_store, gateway_reset
 from tests.browser.test_dashboards_browser import ARTIFACTS, chromium_page
 from tests.web.conftest import PASSWORD, slot_floor
 from tests.web.history import MODEL, history_build

@@ -15,7 +15,7 @@ from canary.services.rounds import endpoints_sync
 from fake_openrouter.fleet import FleetError, parse_fleet
 from openrouter.endpoints import EndpointInfo
 from routing.contracts import ContractError
-from routing.services import contracts_load_file
+from routing.services.contracts import contracts_load_file
 
 MODEL = "author/slug"
 

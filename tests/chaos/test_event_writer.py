@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from routing.events import BackgroundEventSink, events_write
-from routing.gateway_result import AttemptRecord, GatewayResult
+from routing.gateway.result import AttemptRecord, GatewayResult
 from routing.models import AttemptEvent, RequestEvent
 from tests.routing.conftest import endpoint, fleet, route, user
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from routing.gateway import Gateway
+from routing.gateway.door import Gateway
+from routing.gateway.upstream import Upstream
 from routing.models import ExecutionLedger
-from routing.services import chat_completion_create, contract_version_create
-from routing.upstream import Upstream
+from routing.services.chat import chat_completion_create
+from routing.services.contracts import contract_version_create
 from tests.chaos.hostile import Hostile
 from tests.routing.conftest import route, user
 

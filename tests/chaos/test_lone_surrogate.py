@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from routing.contracts import contract_from_dict
-from routing.gateway import Gateway
+from routing.gateway.door import Gateway
+from routing.gateway.upstream import Upstream
 from routing.models import AttemptEvent, ExecutionLedger, RequestEvent
-from routing.upstream import Upstream
 from tests.chaos.hostile import Hostile
 from tests.routing.conftest import api_world, route, user
 

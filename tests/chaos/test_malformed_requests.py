@@ -13,7 +13,8 @@ import redis
 
 from core.tokens import service_token_issue
 from routing.models import Route
-from routing.services import breaker_store, contract_version_create, gateway_reset
+from routing.services.contracts import contract_version_create
+from routing.services.wiring import breaker_store, gateway_reset
 from tests.routing.conftest import MODEL, endpoint, fleet, sim_stats
 
 STRICT = {"name": "strict", "version": 1, "workload": "text", "deadline_s": 8, "max_attempts": 3, "max_fallbacks": 2,

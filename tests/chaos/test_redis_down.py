@@ -19,8 +19,8 @@ from redis.retry import Retry
 from fake_openrouter.process import free_port
 from routing.breaker import BreakerConfig, BreakerStore
 from routing.contracts import contract_from_dict
-from routing.gateway import Gateway
-from routing.upstream import Upstream
+from routing.gateway.door import Gateway
+from routing.gateway.upstream import Upstream
 from tests.chaos.hostile import Hostile
 from tests.routing.conftest import route, user
 
@@ -68,7 +68,7 @@ def own_redis(tmp_path) -> Iterator[OwnRedis]:
 
 def test_the_gateway_keeps_serving_with_breakers_failing_open_while_redis_is_stopped(own_redis):
     hostile = Hostile()
-    # The production store's client settings (routing/services.py): short timeouts, no retries.
+    # The production store's client settings (routing/services/wiring.py): short timeouts, no retries.
     client = redis.Redis(port=own_redis.port, socket_connect_timeout=0.25, socket_timeout=0.25, retry=Retry(NoBackoff(), 0))
     store = BreakerStore(client, BreakerConfig(consecutive=1, open_s=30), prefix="chaos:breaker")
     store.down_for_s = 0.5  # how long the store skips Redis after an error (5 s in production)

@@ -104,7 +104,7 @@ def _wait_ready(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 60.0
 def live(django_db_setup: Any, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     from core.tokens import service_token_issue
     from routing.models import Route
-    from routing.services import contract_version_create
+    from routing.services.contracts import contract_version_create
 
     world = fleet(
         endpoint("alpha"),

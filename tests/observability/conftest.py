@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from canary.models import Endpoint, EndpointPolicyState, ProbeResult, Provider, Round
 from routing.models import Route
-from routing.services import contract_version_create
+from routing.services.contracts import contract_version_create
 from tests.routing.conftest import MODEL, endpoint, fleet
 
 SCHEMA = {"type": "object", "required": ["name", "mood"],

@@ -8,7 +8,7 @@ from prometheus_client import REGISTRY
 
 from observability.gateway import ObservedSink, record, validation_check
 from routing.contracts import contract_from_dict
-from routing.gateway_result import GatewayResult
+from routing.gateway.result import GatewayResult
 from tests.observability.conftest import NPC
 from tests.routing.conftest import ListSink, gateway_for, route, user  # noqa: F401 - fixture
 

@@ -16,7 +16,7 @@ from canary.models import Endpoint, Exclusion
 from core.tokens import service_token_issue
 from observability.fixtures import request_add
 from routing.models import Route
-from routing.services import breaker_store, gateway_reset
+from routing.services.wiring import breaker_store, gateway_reset
 from tests.observability.conftest import CANARY_MODEL, canary_state_create
 
 pytestmark = pytest.mark.django_db

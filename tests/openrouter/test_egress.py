@@ -13,7 +13,7 @@ from openrouter.aiochat import LoopOpenRouterClient
 from openrouter.client import OpenRouterClient
 from openrouter.egress import ProxyRule
 from routing.deadline import AttemptTimes
-from routing.upstream import Upstream
+from routing.gateway.upstream import Upstream
 from tests.openrouter.forward_proxy import ForwardProxy
 from tests.routing.conftest import MODEL, endpoint, fleet, route
 

@@ -14,12 +14,13 @@ from django.conf import settings
 
 from core.tokens import service_token_issue
 from routing.breaker import BreakerConfig, BreakerStore
-from routing.gateway import Gateway
-from routing.gateway_result import GatewayResult
+from routing.gateway.door import Gateway
+from routing.gateway.result import GatewayResult
+from routing.gateway.upstream import Upstream
 from routing.models import Route
 from routing.selection import RouteProfile
-from routing.services import contract_version_create, gateway_reset
-from routing.upstream import Upstream
+from routing.services.contracts import contract_version_create
+from routing.services.wiring import gateway_reset
 
 MODEL = "acme/chat-1"
 PARAMS = ["max_tokens", "temperature", "stream", "response_format", "structured_outputs", "tools", "tool_choice"]

@@ -11,12 +11,10 @@ from django.utils import timezone
 
 from reverie_ops.middleware import database_unavailable_body
 from routing.models import AttemptEvent, ExecutionLedger, RequestEvent
-from routing.services import (
-    breaker_store,
-    chat_completion_create,
-    contract_version_create,
-    ledger_sweep,
-)
+from routing.services.chat import chat_completion_create
+from routing.services.contracts import contract_version_create
+from routing.services.ledger import ledger_sweep
+from routing.services.wiring import breaker_store
 from tests.routing.conftest import MODEL, api_world, endpoint, fleet, sim_reset_stats, sim_stats
 
 CHAT = {"name": "chat", "workload": "text", "deadline_s": 8, "max_attempts": 3, "max_fallbacks": 2,

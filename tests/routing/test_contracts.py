@@ -12,13 +12,9 @@ from django.utils import timezone
 
 from routing.contracts import ContractError, contract_from_dict, contract_to_dict
 from routing.models import ContractVersion
-from routing.services import (
-    chat_completion_create,
-    contract_get,
-    contract_version_create,
-    contracts_load_file,
-    gateway_reset,
-)
+from routing.services.chat import chat_completion_create
+from routing.services.contracts import contract_get, contract_version_create, contracts_load_file
+from routing.services.wiring import gateway_reset
 
 INVOICE = {
     "name": "invoice-extract", "version": 1, "workload": "structured", "output_mode": "json_schema",

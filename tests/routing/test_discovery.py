@@ -15,7 +15,7 @@ from canary.services.rounds import endpoints_sync
 from openrouter.client import OpenRouterClient
 from routing.discovery import output_modes, route_modalities, route_name, routes_sync
 from routing.models import Route
-from routing.services import contracts_load_file
+from routing.services.contracts import contracts_load_file
 
 CONTRACTS = Path(__file__).resolve().parents[2] / "routing" / "contract_files" / "workloads.json"
 

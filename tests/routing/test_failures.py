@@ -10,7 +10,7 @@ import pytest
 from openrouter.errors import ErrorInfo
 from routing.deadline import AttemptTimes
 from routing.failures import FailureClass, Signal, classify, classify_http
-from routing.upstream import Upstream
+from routing.gateway.upstream import Upstream
 from tests.routing.conftest import MODEL, endpoint, fleet, route
 
 P, T, I, V, A = (  # noqa: E741 - one letter per class keeps the table readable

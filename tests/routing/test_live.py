@@ -1,4 +1,4 @@
-"""The committed stream's bytes (``routing.live``): one write per upstream read, and the
+"""The committed stream's bytes (``routing.gateway.live``): one write per upstream read, and the
 same bytes as encoding every chunk whole."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from routing.live import DONE, sse_stream
+from routing.gateway.live import DONE, sse_stream
 from routing.stream import Answer
 
 STRANGE = ["", "plain", ' "quoted" ', "back\\slash", "line\nbreak\ttab", "\x00\x1f\x7f", "é ü ß", "\u2028\u2029",
@@ -31,7 +31,7 @@ class _Result:
 
 
 class _Committed:
-    """What ``sse_stream`` reads of ``routing.gateway_result.Committed``."""
+    """What ``sse_stream`` reads of ``routing.gateway.result.Committed``."""
 
     def __init__(self, batches: list[list[dict[str, Any]]], result: _Result, model_id: str = "acme/m-1") -> None:
         self.operation_id = "op1"
@@ -67,7 +67,7 @@ def _expected(committed: _Committed, created: int) -> list[bytes]:
 
 
 def test_the_chunks_of_one_read_go_out_in_one_write_with_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("routing.live.time.time", lambda: 1700000000.5)
+    monkeypatch.setattr("routing.gateway.live.time.time", lambda: 1700000000.5)
     batches = [[{"content": "Held "}, {"content": "prefix"}], [{"content": " one"}],
                [{"content": " two"}, {"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}, {"content": "!"}]]
     answer = Answer(content="x", tool_calls=(), finish_reason="stop", usage={"prompt_tokens": 3, "cost": 1e-06})

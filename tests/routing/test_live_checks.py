@@ -1,10 +1,10 @@
 """The live checks and the commit point, pure: which checks block, when each has decided,
-and when the hold ends (``routing.live_checks``, ``routing.commit``)."""
+and when the hold ends (``routing.live_checks``, ``routing.gateway.commit``)."""
 
 from __future__ import annotations
 
-from routing.commit import answer_checks, commit_now, prefix_checks, reply_checks
 from routing.contracts import StreamCommit
+from routing.gateway.commit import answer_checks, commit_now, prefix_checks, reply_checks
 from routing.live_checks import PREFIX_CANDIDATES, PREFIX_CHECKS
 
 EARLY = StreamCommit("prefix", 64, 250.0)

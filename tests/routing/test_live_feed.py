@@ -10,8 +10,8 @@ import pytest
 
 from canary.live.scorecard import AttemptVerdicts, Scorecard, SuspectState
 from routing.contracts import contract_from_dict
-from routing.gateway_result import AttemptRecord
-from routing.live_feed import ScorecardSink, attempt_verdicts, demote
+from routing.gateway.live_feed import ScorecardSink, attempt_verdicts, demote
+from routing.gateway.result import AttemptRecord
 from tests.routing.conftest import MODEL, ListSink, endpoint, fleet, route, user
 
 CHAT = contract_from_dict({

@@ -13,17 +13,17 @@ from canary.models import Endpoint, ProbeResult, Provider, Round
 from canary.probes import STRUCTURED
 from reverie_ops.schedule import LEDGER_SWEEP_EVERY_S, routing_beat_schedule
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
-from routing.services import (
+from routing.services.contracts import contract_version_create
+from routing.services.ledger import (
     LedgerConflict,
     LedgerMismatch,
     claim_lease_s,
-    contract_version_create,
     fingerprint,
     ledger_claim,
     ledger_finish,
     ledger_sweep,
-    route_measurements_refresh,
 )
+from routing.services.routes import route_measurements_refresh
 
 
 @pytest.mark.django_db
@@ -121,7 +121,7 @@ def test_the_route_changelist_shows_breaker_state(admin_client):
 def _result(op: str):  # type: ignore[no-untyped-def]
     import time
 
-    from routing.gateway_result import AttemptRecord, GatewayResult
+    from routing.gateway.result import AttemptRecord, GatewayResult
 
     attempt = AttemptRecord(attempt_id=f"{op}-a", index=0, route="alpha", fallback_reason="primary",
                             breaker_state="closed", started_at=time.time(), status="accepted")
@@ -172,7 +172,7 @@ def test_the_background_writer_retries_a_failed_batch_once_on_a_new_connection(m
 
 
 def test_an_expired_cache_is_reloaded_by_one_thread_while_others_keep_the_old_value():
-    from routing.services import _Cached
+    from routing.services.routes import _Cached
 
     loads: list[int] = []
     release = threading.Event()
@@ -201,7 +201,7 @@ def test_an_expired_ignore_list_is_looked_up_once_per_process(monkeypatch, setti
     import time
 
     import canary.services.ignore_list
-    from routing import services
+    from routing.services import routes as services
 
     settings.ROUTING_IGNORE_CACHE_S = 0.0  # every call finds it expired
     calls: list[str] = []

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from routing.models import AttemptEvent, RequestEvent
-from routing.services import breaker_store
+from routing.services.wiring import breaker_store
 from tests.routing.conftest import MODEL, api_world, endpoint, fleet
 
 CHAT = {"name": "chat", "workload": "text", "deadline_s": 8, "max_attempts": 3, "max_fallbacks": 2,

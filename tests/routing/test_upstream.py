@@ -1,4 +1,4 @@
-"""The gateway's HTTP path (routing/upstream.py) on what a real server can send: headers
+"""The gateway's HTTP path (routing/gateway/upstream.py) on what a real server can send: headers
 it must carry, cookies it must not, compressed streams, unusable route URLs."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from werkzeug import Request, Response
 
 from openrouter.transport import AttemptHandle
 from routing.deadline import AttemptTimes
-from routing.upstream import Upstream
+from routing.gateway.upstream import Upstream
 from tests.routing.conftest import route
 
 SSE = (

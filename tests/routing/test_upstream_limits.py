@@ -14,8 +14,8 @@ from werkzeug import Request, Response
 from routing.contracts import contract_from_dict
 from routing.deadline import AttemptTimes
 from routing.failures import FailureClass, classify
-from routing.gateway import Gateway
-from routing.upstream import Upstream
+from routing.gateway.door import Gateway
+from routing.gateway.upstream import Upstream
 from tests.routing.conftest import route, user
 
 TIMES = AttemptTimes(timeout_s=5.0, first_token_s=5.0)

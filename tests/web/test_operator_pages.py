@@ -25,7 +25,7 @@ from canary.report import render_round_table
 from canary.selectors import round_report
 from observability.fixtures import request_add
 from routing.models import Route
-from routing.services import breaker_store, gateway_reset
+from routing.services.wiring import breaker_store, gateway_reset
 from tests.web.conftest import slot_floor
 from tests.web.history import MODEL, history_build
 

@@ -40,7 +40,7 @@ from core.redis_keys import keys_under_delete
 from core.tokens import service_token_issue
 from fake_openrouter.process import SimulatorStartError, free_port, start_simulator
 from routing.demo import demo_calls, demo_report, demo_routes_ensure
-from routing.services import gateway_flush, gateway_reset
+from routing.services.wiring import gateway_flush, gateway_reset
 
 DEFAULT_FLEET = Path(settings.BASE_DIR) / "canary" / "fleets" / "default.json"
 # The default fleet's host that runs its own content filter: the refusal probe's control.

@@ -10,7 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 from core.identifiers import validate_model_id
 from core.management.strict import StrictCommand
 from routing.discovery import plain_value, routes_sync
-from routing.services import contract_model_classes
+from routing.services.contracts import contract_model_classes
 
 
 class Command(StrictCommand):

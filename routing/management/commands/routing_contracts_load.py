@@ -12,7 +12,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from core.management.strict import StrictCommand
 from routing.contracts import ContractError
-from routing.services import contracts_load_files
+from routing.services.contracts import contracts_load_files
 
 
 class Command(StrictCommand):

@@ -2,8 +2,8 @@
 
 ``Gateway.complete(contract, body)`` checks the request (``routing.request_check``),
 shapes what the routes receive (``routing.request_shape``) and runs the chain of attempts
-(``routing.attempt_chain``, where its steps are listed); it returns a ``GatewayResult``
-(``routing.gateway_result``) and hands it to the event sink.
+(``routing.gateway.chain``, where its steps are listed); it returns a ``GatewayResult``
+(``routing.gateway.result``) and hands it to the event sink.
 
 Everything with a side outside this module is injected: routes, breaker store, HTTP
 upstream, monotonic clock, wall clock (epoch seconds, for breakers shared by processes),
@@ -19,12 +19,13 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from routing.attempt_chain import AttemptChain
 from routing.breaker import BreakerStore
 from routing.contracts import Contract
 from routing.conversation_language import expected_language
 from routing.deadline import Deadline
-from routing.gateway_result import EventSink, GatewayResult
+from routing.gateway.chain import AttemptChain
+from routing.gateway.result import EventSink, GatewayResult
+from routing.gateway.upstream import Upstream
 from routing.request_check import RequestInvalid, caller_max_tokens, check_request
 from routing.request_shape import canonical_json, new_id, upstream_body
 from routing.selection import (
@@ -34,7 +35,6 @@ from routing.selection import (
     candidates,
     estimate_needs,
 )
-from routing.upstream import Upstream
 
 
 class Gateway:

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from routing.gateway.upstream import LiveAttempt
 from routing.selection import RouteProfile
 from routing.stream import Answer
-from routing.upstream import LiveAttempt
 
 
 class EventSink(Protocol):

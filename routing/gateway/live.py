@@ -14,7 +14,7 @@ drop from one per event to one per read. The end is one of:
   ``[DONE]`` (the HTTP status is long sent; only the stream can say it failed).
 
 Closing the iterator early (the client disconnected) cancels the upstream request
-(``routing.gateway_result.Committed``).
+(``routing.gateway.result.Committed``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
-from routing.gateway_result import Committed
+from routing.gateway.result import Committed
 
 DONE = b"data: [DONE]\n\n"
 _encode = json.JSONEncoder(ensure_ascii=False).encode

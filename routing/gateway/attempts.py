@@ -1,6 +1,6 @@
 """One request's run: its state, and each attempt run, classified, validated and recorded.
 
-``RequestRun`` holds what the chain (``routing.attempt_chain``) reads and writes: the
+``RequestRun`` holds what the chain (``routing.gateway.chain``) reads and writes: the
 routes tried and rejected, every attempt's ``AttemptRecord``, the budget spent. Its
 ``attempt`` makes one upstream request; a streamed one is held to its commit point
 (``hold``) and, once committed, finished by ``settle`` when the stream ends. Thread-safe
@@ -19,7 +19,6 @@ from typing import Any, Protocol
 from openrouter.transport import AttemptHandle
 from routing.attribution import Deferred, RequestParams, check_name, parameterised_by
 from routing.breaker import BreakerStore, FailureDetail, Permit
-from routing.commit import Checks, answer_checks, commit_now, hold_over, prefix_checks, reply_checks
 from routing.contracts import Contract
 from routing.deadline import AttemptTimes, Deadline
 from routing.failures import (
@@ -30,18 +29,26 @@ from routing.failures import (
     empty_reply_failure,
     validation_failure,
 )
-from routing.gateway_result import AttemptRecord, EventSink, GatewayResult
-from routing.live_feed import demote
+from routing.gateway.commit import (
+    Checks,
+    answer_checks,
+    commit_now,
+    hold_over,
+    prefix_checks,
+    reply_checks,
+)
+from routing.gateway.live_feed import demote
+from routing.gateway.result import AttemptRecord, EventSink, GatewayResult
+from routing.gateway.upstream import AttemptOutcome, LiveAttempt, Upstream
 from routing.request_check import caused_by_request
 from routing.request_shape import attempt_cost, new_id, route_body
 from routing.selection import RequestNeeds, RouteProfile, candidates
 from routing.stream import Answer
-from routing.upstream import AttemptOutcome, LiveAttempt, Upstream
 from routing.validation import ValidationResult, validate_answer
 
 
 class GatewayParts(Protocol):
-    """What a run uses of its gateway (``routing.gateway.Gateway``): the injected parts."""
+    """What a run uses of its gateway (``routing.gateway.door.Gateway``): the injected parts."""
 
     routes: Callable[[], Sequence[RouteProfile]]
     upstream: Upstream
@@ -304,7 +311,7 @@ class RequestRun:
         return checks
 
     def hold(self, live: LiveAttempt, t: Attempt) -> tuple[Checks | None, AttemptOutcome | None]:
-        """Read a stream until its commit point (``routing.commit.hold_over``), then judge
+        """Read a stream until its commit point (``routing.gateway.commit.hold_over``), then judge
         the held prefix. Returns (checks, None) when it commits (``t`` keeps the open
         stream), (failed checks, outcome) when the prefix is rejected (the stream is cut),
         (None, outcome) when the stream ended or failed before the commit point."""

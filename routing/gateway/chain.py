@@ -1,6 +1,6 @@
 """The chain of attempts behind one request: ``AttemptChain.execute``.
 
-``routing.gateway.Gateway.complete`` builds the chain for a request and runs it:
+``routing.gateway.door.Gateway.complete`` builds the chain for a request and runs it:
 
 1. check the request ourselves (a malformed request fails fast with zero upstream
    requests, field case 4): ``routing.request_check``, before the chain is built;
@@ -20,7 +20,7 @@
    gateway does once the chain returns, ``RequestRun.settle`` when a committed stream ends.
 
 Steps 2-6 live here; the run's state and each single attempt (send, hold to the commit
-point, classify, validate, record) are ``routing.attempts.RequestRun``'s. Pure of Django.
+point, classify, validate, record) are ``routing.gateway.attempts.RequestRun``'s. Pure of Django.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from __future__ import annotations
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 
 from openrouter.transport import AttemptHandle
-from routing.attempts import Attempt, RequestRun
 from routing.backoff import wait_before_retry_s
 from routing.breaker import Permit
 from routing.deadline import AttemptTimes
 from routing.failures import Failure, FailureClass
-from routing.gateway_result import Committed, GatewayResult
+from routing.gateway.attempts import Attempt, RequestRun
+from routing.gateway.result import Committed, GatewayResult
 from routing.selection import RouteProfile, no_route_message, rejections_text
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from canary.live.scorecard import AttemptVerdicts
-from routing.gateway_result import AttemptRecord, EventSink, GatewayResult
+from routing.gateway.result import AttemptRecord, EventSink, GatewayResult
 from routing.live_checks import ANSWER_CHECKS, PREFIX_CANDIDATES, REPLY_CHECKS
 from routing.selection import RouteProfile
 

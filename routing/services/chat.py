@@ -1,0 +1,82 @@
+"""``chat_completion_create``: the in-process client backends call (the API view calls it
+too): contract, body checks, idempotency key, the process's gateway, the reply.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import DatabaseError, transaction
+
+from routing.contracts import ContractError
+from routing.gateway.door import Gateway
+from routing.request_check import BodyInvalid, RequestInvalid, body_check
+from routing.request_fields import request_fields_check
+from routing.responses import GatewayReply, error_reply, reply_for
+from routing.services.contracts import ContractNotFound, contract_get
+from routing.services.ledger import (
+    request_idempotency_abandon,
+    request_idempotency_claim,
+    request_idempotency_settle,
+)
+from routing.services.wiring import gateway_get
+
+log = logging.getLogger(__name__)
+
+
+def chat_completion_create(
+    contract: str,
+    version: int,
+    body: dict[str, Any],
+    *,
+    operation_id: str | None = None,
+    gateway: Gateway | None = None,
+    language: str | None = None,
+) -> GatewayReply:
+    """The in-process client: what ``POST /v1/chat/completions`` does, without HTTP.
+
+    ``contract``/``version`` name the contract; ``body`` is an OpenAI chat request;
+    ``operation_id`` is the idempotency key, optional except for contracts with side
+    effects; with any contract it means the same (``request_idempotency_claim``).
+    ``body["stream"]`` true under a ``prefix`` commit point: an accepted reply carries
+    ``stream`` (the event stream, passed on as it arrives). ``language`` (ISO 639-1) is
+    the language the reply must be in (pre-commit check).
+    Returns a ``GatewayReply`` (status, body, headers); never raises for bad input.
+    """
+    try:
+        spec = contract_get(contract, version)
+    except ContractNotFound as exc:
+        return error_reply(404, "unknown_contract", str(exc))
+    except ContractError as exc:
+        return error_reply(500, "invalid_contract", f"stored contract {contract}@{version} is invalid: {exc}")
+    try:
+        body_check(body)
+        request_fields_check(body)
+    except BodyInvalid as exc:
+        # Refused at the edge: no route sees it, so none can be charged for it.
+        return error_reply(400, "invalid_request", str(exc), field=exc.path or None)
+    gw = gateway or gateway_get()
+    ledger_key, run_id, early = request_idempotency_claim(spec, operation_id, body)
+    if early is not None:
+        return early
+    try:
+        result = gw.complete(spec, body, operation_id=run_id or operation_id, stream=body.get("stream") is True,
+                             language=language)
+    except RequestInvalid as exc:
+        request_idempotency_settle(spec, ledger_key, "failed")
+        return error_reply(400, "invalid_request", str(exc), field=exc.path or None)
+    except Exception:
+        request_idempotency_abandon(spec, ledger_key)
+        raise
+    reply = reply_for(result)
+    try:
+        # Atomic: a refused write rolls back alone (a savepoint inside a caller's transaction).
+        with transaction.atomic():
+            request_idempotency_settle(spec, ledger_key, result.outcome, reply)
+    except DatabaseError:
+        # The answer could not be kept for replay (jsonb refuses U+0000) or the database
+        # went away: the client still gets its answer, and the key is not left claimed.
+        log.exception("operation %s: its idempotency key could not be settled %s", result.operation_id, result.outcome)
+        request_idempotency_abandon(spec, ledger_key)
+    return reply

@@ -1,0 +1,139 @@
+"""Contracts, the writes and the per-process cache: ``contract_version_create``,
+``contracts_load_files`` (and ``_file``), ``contract_model_classes``, ``contract_get``
+(cached: versions are immutable; ``contracts_cache_clear`` drops this process's copies).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from routing.contracts import (
+    Contract,
+    ContractError,
+    contract_file_read,
+    contract_from_dict,
+    file_names_unique,
+    file_version_check,
+)
+from routing.models import ContractVersion
+
+
+class ContractNotFound(LookupError):
+    """No contract version with that name and version."""
+
+
+def contract_version_create(spec: dict[str, Any], *, actor: str = "", note: str = "") -> ContractVersion:
+    """Store ``spec`` as the next version of its contract (``spec["name"]``).
+
+    The version number is assigned here (latest + 1) and written into the stored spec.
+    Raises ``ContractError`` when the spec is not a valid contract.
+    """
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+        raise ContractError("a contract needs a 'name'")
+    name = spec["name"]
+    with transaction.atomic():
+        # Serialise version numbering per name; the unique constraint is the last guard.
+        latest = ContractVersion.objects.select_for_update().filter(name=name).aggregate(v=Max("version"))["v"] or 0
+        stored = {**spec, "version": latest + 1}
+        contract_from_dict(stored)
+        return ContractVersion.objects.create(
+            name=name, version=latest + 1, spec=stored, note=note, created_by=actor, created_at=timezone.now()
+        )
+
+
+def contracts_load_file(path: str | Path, *, actor: str = "file") -> list[ContractVersion]:
+    """``contracts_load_files([path])``: the versions created from one file."""
+    return contracts_load_files([path], actor=actor)[0][1]
+
+
+def contracts_load_files(
+    paths: Sequence[str | Path], *, actor: str = "file"
+) -> list[tuple[str, list[ContractVersion]]]:
+    """Load contract files (each JSON: one object or a list; ``contract_file_read``), in
+    one transaction: a refused file leaves the stored contracts as they were, including
+    the files before it. A contract whose content equals its latest stored version is
+    skipped; any other becomes a new version. Each entry's ``version`` must be the one
+    the load assigns (``file_version_check``) and a name appears once per file
+    (``file_names_unique``). Returns ``[(path, created versions)]`` in order.
+    Raises ``ContractError`` naming the file (and the entry, 0-based) on the first
+    problem."""
+    loaded: list[tuple[str, list[ContractVersion]]] = []
+    with transaction.atomic():
+        for path in paths:
+            loaded.append((str(path), _contracts_load_one(path, actor)))
+    return loaded
+
+
+def _contracts_load_one(path: str | Path, actor: str) -> list[ContractVersion]:
+    entries = contract_file_read(path)
+    where = f"contracts file {path}"
+    try:
+        file_names_unique(entries)
+    except ContractError as exc:
+        raise ContractError(f"{where}: {exc}") from exc
+    created: list[ContractVersion] = []
+    for i, entry in enumerate(entries):
+        try:
+            if not isinstance(entry, dict):
+                raise ContractError("expected a JSON object")
+            latest = ContractVersion.objects.filter(name=entry.get("name")).order_by("-version").first()
+            same = latest is not None and (
+                {k: v for k, v in latest.spec.items() if k != "version"} == {k: v for k, v in entry.items() if k != "version"}
+            )
+            assigned = latest.version if same and latest else (latest.version + 1 if latest else 1)
+            if not same and isinstance(entry.get("name"), str):
+                # A bad value is named before the version: the version check would
+                # otherwise speak first of a changed contract whose change is the mistake.
+                contract_from_dict({**entry, "version": assigned})
+            if isinstance(entry.get("name"), str):
+                file_version_check(entry, assigned)
+            if same:
+                continue
+            created.append(contract_version_create(dict(entry), actor=actor, note=f"loaded from {Path(path).name}"))
+        except ContractError as exc:
+            raise ContractError(f"{where} entry {i}: {exc}") from exc
+    return created
+
+
+def contract_model_classes() -> set[str]:
+    """The model classes the latest version of some contract names in ``model_classes``."""
+    latest: dict[str, dict[str, Any]] = {}
+    for row in ContractVersion.objects.order_by("name", "version"):
+        latest[row.name] = row.spec
+    return {c for spec in latest.values() for c in (spec.get("model_classes") or []) if isinstance(c, str)}
+
+
+_contracts: dict[tuple[str, int], Contract] = {}
+_contracts_lock = threading.Lock()
+
+
+def contract_get(name: str, version: int) -> Contract:
+    """The parsed contract ``name@version`` (cached: versions are immutable). Marks the
+    version as in use on first use. Raises ``ContractNotFound``."""
+    key = (name, version)
+    with _contracts_lock:
+        cached = _contracts.get(key)
+    if cached is not None:
+        return cached
+    row = ContractVersion.objects.filter(name=name, version=version).first()
+    if row is None:
+        raise ContractNotFound(f"no contract {name}@{version}")
+    contract = contract_from_dict(row.spec)
+    if row.first_used_at is None:
+        ContractVersion.objects.filter(pk=row.pk, first_used_at__isnull=True).update(first_used_at=timezone.now())
+    with _contracts_lock:
+        _contracts[key] = contract
+    return contract
+
+
+def contracts_cache_clear() -> None:
+    """Drop this process's parsed contracts (tests store new versions between cases)."""
+    with _contracts_lock:
+        _contracts.clear()
