@@ -79,6 +79,7 @@ def test_the_demos_last_round_runs_now_and_the_first_30_minutes_before():
 def test_the_demo_stamps_no_round_in_the_future_and_ends_with_one_breaker_open(settings, monkeypatch):
     settings.OPENROUTER_BASE_URL = settings.OPENROUTER_BASE_URL  # restored after the test
     settings.ROUTING_BREAKER_PREFIX = settings.ROUTING_BREAKER_PREFIX
+    settings.CANARY_LIVE_PREFIX = settings.CANARY_LIVE_PREFIX
     monkeypatch.setenv("OPENROUTER_BASE_URL", settings.OPENROUTER_BASE_URL)
     # The breakers as the pages would read them at the end of the tour, just before the
     # demo removes its keys on exit.
@@ -92,6 +93,7 @@ def test_the_demo_stamps_no_round_in_the_future_and_ends_with_one_breaker_open(s
         leave(self)
 
     monkeypatch.setattr(Command, "_redis_leave", read_then_leave)
+    keys_before = set(breaker_store().client.scan_iter())
     before = timezone.now()
     text = run("demo", "--no-serve")
     after = timezone.now()
@@ -103,6 +105,7 @@ def test_the_demo_stamps_no_round_in_the_future_and_ends_with_one_breaker_open(s
     assert "all_routes_suppressed" in text
     assert "/admin/observability/breakerboard/" in text
     assert not list(seen["client"].scan_iter(match=f"{seen['prefix']}*"))
+    assert set(seen["client"].scan_iter()) <= keys_before  # nothing left outside its prefix either
     assert getattr(settings, "ROUTING_BREAKER", None) in (None, {})
     starts = sorted(Round.objects.values_list("started_at", flat=True))
     assert len(starts) == 2

@@ -35,3 +35,4 @@ def test_the_report_says_so_when_redis_is_down_or_nothing_opened():
     assert "unreachable (ConnectionError: refused): breakers fail open" in text and "Opened" not in text
     none = BreakerTrip(route=ROUTE, tag="meridian/fp8", calls=["accepted"] * 3)
     assert "No breaker opened after 3 calls" in demo_breaker_report(none, page_url=PAGE)
+
