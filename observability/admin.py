@@ -86,7 +86,9 @@ class BreakerBoardAdmin(_Page):
         return {
             "rows": [{"row": r, "opened_at": _when(r.opened_at_ms), "open_until": _when(r.open_until_ms),
                       "next_trial": _when(r.next_trial_ms), "canary": canary.get(r.route),
-                      "verdict": verdicts.get(r.route), "why": reasons.get((r.route, r.failure_class), ""),
+                      # Why: the failure that opened it, else the latest one counted.
+                      "why": r.reason or (r.last_failures[0] if r.last_failures else None),
+                      "verdict": verdicts.get(r.route), "attempts": reasons.get((r.route, r.failure_class), ""),
                       "advice": ADVICE.get(r.state, "")} for r in rows],
             "healthy": [{"route": r, "canary": canary.get(r.name), "verdict": verdicts.get(r.name)}
                         for r in routes if r.name not in with_state],

@@ -1,8 +1,8 @@
 """Why a route's circuit breaker is not closed, and what the on-call person does about it.
 
-The breaker's own hash forgets its window when it opens (``routing.breaker``), so the
-reasons are read back from the gateway's attempt events: the route's last attempts up to
-the moment it opened, counted by failure reason ("5 of the last 6 attempts failed as
+The breaker stores the failure that opened it, but its window restarts when it opens
+(``routing.breaker``), so the count behind it is read back from the gateway's attempt
+events: the route's last attempts up to the moment it opened, counted by failure reason ("5 of the last 6 attempts failed as
 transient: http_502 x3, first_token_timeout x2"). Beside it, the canary's latest verdict
 on the route's endpoint, with a link to the endpoint's page, so a frozen or failing host
 reads the same on both pages. The advice follows the breaker semantics of
