@@ -98,10 +98,12 @@ class Command(StrictCommand):
         # A plain kill (SIGTERM) must stop the simulator too: turn it into SystemExit so
         # the ``finally`` below runs, as it does for Ctrl-C.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-        # The demo's breaker keys live under a prefix of their own, removed on exit: a
-        # demo run never leaves a 24-hour breaker behind in a Redis someone else uses.
+        # The demo's breaker and live-scorecard keys live under a prefix of their own,
+        # removed on exit: a demo run never leaves a 24-hour breaker or a live window behind
+        # in a Redis someone else uses.
         self._prefix = demo_key_prefix()
         settings.ROUTING_BREAKER_PREFIX = f"{self._prefix}routing:breaker"
+        settings.CANARY_LIVE_PREFIX = f"{self._prefix}live"
         gateway_reset()
         try:
             base = f"http://127.0.0.1:{port}/api/v1"
