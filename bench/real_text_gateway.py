@@ -55,12 +55,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import ftfy.bad_codecs  # noqa: F401 - registers sloppy-windows-1252
+import httpx
+import openai
+import redis
 from _setup import ROOT, django_on
-
-import ftfy.bad_codecs  # noqa: E402, F401 - registers sloppy-windows-1252
-import httpx  # noqa: E402
-import openai  # noqa: E402
-import redis  # noqa: E402
 
 from fake_openrouter.process import free_port  # noqa: E402
 from tests.real_text_prefix import Text, texts  # noqa: E402
