@@ -451,6 +451,7 @@ class RequestRun:
             return False
         with self.lock:
             self.deferred.add(route.name, failure.cls.value, {"detail": detail, "record": t.record})
+        t.record.request_caused = True
         t.record.validation = "; ".join(filter(None, (
             t.record.validation, f"attribution: the request's ({', '.join(causes)}) unless another route passes it")))
         return True
@@ -466,6 +467,7 @@ class RequestRun:
         for route, cls, kept in due:
             opened = breakers.record(route, self.now_ms(), cls, detail=kept["detail"])
             record: AttemptRecord = kept["record"]
+            record.request_caused = False
             if opened and not record.frozen:
                 record.breaker_opened = opened
 

@@ -114,6 +114,7 @@ def test_a_language_header_no_reply_matches_opens_no_breaker_and_costs_others_no
             poisoned = poisoned.committed.result
         assert not poisoned.ok and poisoned.attempts[-1].status == "rejected"
         assert all("attribution: the request's (language)" in a.validation for a in poisoned.attempts)
+        assert all(a.request_caused for a in poisoned.attempts)  # nor counted in the live scorecard
     assert open_classes(store, "alpha") == open_classes(store, "beta") == []
     assert windows(store, "alpha") == windows(store, "beta") == {}
     plain = gw.complete(ROLEPLAY, user("Tell me about the storm."))
@@ -162,6 +163,7 @@ def test_a_peer_passing_the_same_request_charges_the_failed_route(start_sim, gat
     result = gw.complete(ROLEPLAY, user("Tell me about the storm.", max_tokens=400), language="en")
     assert result.ok and result.route.name == "beta"
     assert result.attempts[0].status == "rejected" and result.attempts[0].breaker_opened == "invalid_response"
+    assert not result.attempts[0].request_caused
     assert open_classes(store, "alpha") == ["invalid_response"]
     last = store.last_failures("alpha")
     assert [(d.failure_class, d.check, d.operation_id) for d in last] == [("invalid_response", "language", result.operation_id)]
