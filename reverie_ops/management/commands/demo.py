@@ -111,11 +111,10 @@ class Command(StrictCommand):
         # the ``finally`` below runs, as it does for Ctrl-C.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
         # The demo's breaker and live-scorecard keys live under a prefix of their own,
-        # removed on exit: a demo run never leaves a 24-hour breaker or a scorecard window
-        # behind in a Redis someone else uses.
+        # removed on exit: a demo run never leaves a 24-hour breaker or a live window behind
+        # in a Redis someone else uses.
         self._prefix = demo_key_prefix()
         settings.ROUTING_BREAKER_PREFIX = f"{self._prefix}routing:breaker"
-        # The live scorecard's windows too (they hear the tour's gateway calls).
         settings.CANARY_LIVE_PREFIX = f"{self._prefix}live"
         breaker_before = getattr(settings, "ROUTING_BREAKER", None)
         settings.ROUTING_BREAKER = {**(breaker_before or {}), "open_s": DEMO_BREAKER_OPEN_S}
