@@ -25,9 +25,6 @@ from routing.models import AttemptEvent, RequestEvent
 log = logging.getLogger(__name__)
 
 
-def _setting(name: str, default: Any) -> Any:
-    return getattr(settings, name, default)
-
 
 def _content_field(text: str | None, *, redact: bool) -> str:
     """What an event stores of a prompt or answer: its SHA-256, or only its length."""
@@ -134,7 +131,7 @@ def events_write(results: list[GatewayResult]) -> int:
     """
     if not results:
         return 0
-    redact = _setting("ROUTING_EVENT_CONTENT", "hash") == "redact"  # read once per batch, not per field
+    redact = settings.ROUTING_EVENT_CONTENT == "redact"  # read once per batch, not per field
     rows: list[_Rows] = []
     for r in results:
         try:

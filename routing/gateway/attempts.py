@@ -84,7 +84,11 @@ class Attempt:
 
 
 class RequestRun:
-    """The state of one request's chain of attempts, and its attempts (see the module docstring)."""
+    """The state of one request's chain of attempts, and its attempts (see the module
+    docstring), built whole from the request: ``model`` the one the caller named (or
+    None), ``live`` whether it streams to a prefix commit point, ``language`` (ISO 639-1 or
+    None) and where it came from, ``request_text`` the canonical messages, the caller's
+    own ``max_tokens`` and ``body`` (its parameters, for attribution)."""
 
     def __init__(
         self,
@@ -96,6 +100,14 @@ class RequestRun:
         client_provider: Any,
         op: str,
         started_wall: float,
+        *,
+        model: str | None,
+        live: bool,
+        language: str | None,
+        language_source: str,
+        request_text: str,
+        client_max_tokens: int | None,
+        body: dict[str, Any],
     ) -> None:
         self.gw = gw
         self.contract = contract
@@ -109,14 +121,15 @@ class RequestRun:
         self.tried: set[str] = set()
         self.rejected: dict[str, str] = {}
         self.lock = threading.Lock()
-        self.live = False
-        self.model: str | None = None
-        self.language: str | None = None
-        self.language_source = "none"  # routing.conversation_language.ExpectedLanguage.source
-        self.request_text = ""
-        self.client_max_tokens: int | None = None
-        # The request's own parameters (``routing.attribution``); set by the gateway.
-        self.body: dict[str, Any] = {}
+        # A streamed request held to a prefix commit point (``hold``).
+        self.live = live
+        self.model = model
+        self.language = language
+        self.language_source = language_source  # routing.conversation_language.ExpectedLanguage.source
+        self.request_text = request_text
+        self.client_max_tokens = client_max_tokens
+        # The request's own parameters (``routing.attribution``).
+        self.body = body
         self.deferred = Deferred()
 
     # ------------------------------------------------------------------ helpers

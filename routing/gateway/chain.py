@@ -20,7 +20,8 @@
    gateway does once the chain returns, ``RequestRun.settle`` when a committed stream ends.
 
 Steps 2-6 live here; the run's state and each single attempt (send, hold to the commit
-point, classify, validate, record) are ``routing.gateway.attempts.RequestRun``'s. Pure of Django.
+point, classify, validate, record) are ``routing.gateway.attempts.RequestRun``'s, which the
+chain holds (``AttemptChain.run``). Pure of Django.
 """
 
 from __future__ import annotations
@@ -37,20 +38,25 @@ from routing.gateway.result import Committed, GatewayResult
 from routing.selection import RouteProfile, no_route_message, rejections_text
 
 
-class AttemptChain(RequestRun):
-    """One request's chain of attempts: primary, same-route retry, fallbacks, hedges."""
+class AttemptChain:
+    """One request's chain of attempts: primary, same-route retry, fallbacks, hedges,
+    over ``run`` (the request's state and its single attempts: ``RequestRun``, built
+    whole by the gateway's door before the chain starts)."""
+
+    def __init__(self, run: RequestRun) -> None:
+        self.run = run
 
     # ------------------------------------------------------------------ the chain
 
     def execute(self) -> GatewayResult:
         """Run the chain: the request's ``GatewayResult`` ("accepted", "failed", "unknown",
         or "streaming" with ``committed`` set). Emits nothing: the caller does."""
-        c = self.contract
-        ranked = self.eligible()
+        c = self.run.contract
+        ranked = self.run.eligible()
         if not ranked:
-            return self.finish("failed", code="no_eligible_route", cls=FailureClass.INCOMPATIBLE,
-                               message=no_route_message(c.key, self.rejected, self.needs))
-        route, permit, skipped = self.claim(ranked)
+            return self.run.finish("failed", code="no_eligible_route", cls=FailureClass.INCOMPATIBLE,
+                               message=no_route_message(c.key, self.run.rejected, self.run.needs))
+        route, permit, skipped = self.run.claim(ranked)
         if route is None or permit is None:
             return self.all_suppressed(skipped)
         reason = "primary"
@@ -58,60 +64,60 @@ class AttemptChain(RequestRun):
         fallbacks = 0
         last: Failure | None = None
         while True:
-            if len(self.tries) >= c.attempt_budget:
+            if len(self.run.tries) >= c.attempt_budget:
                 return self.fail_after(last, "attempt_budget_exhausted",
                                        f"attempt budget of {c.attempt_budget} used up")
-            times = self.deadline.attempt_times(c.allowances, attempt_cap_s=c.attempt_timeout_s, first_token_s=c.first_token_s)
+            times = self.run.deadline.attempt_times(c.allowances, attempt_cap_s=c.attempt_timeout_s, first_token_s=c.first_token_s)
             if times is None:
-                return self.finish(
+                return self.run.finish(
                     "failed", code="deadline_exhausted", cls=FailureClass.TRANSIENT,
-                    message=(f"{self.deadline.remaining_s():.2f} s left of the {c.deadline_s:g} s deadline, "
+                    message=(f"{self.run.deadline.remaining_s():.2f} s left of the {c.deadline_s:g} s deadline, "
                              f"below the {c.allowances.required_s:g} s an attempt requires"),
                 )
             # A streamed attempt is not hedged: two streams cannot both reach the client, and
             # a slow start already falls back invisibly before the commit point.
-            if c.hedge and not self.live and fallbacks < c.max_fallbacks and c.attempt_budget - len(self.tries) >= 2:
+            if c.hedge and not self.run.live and fallbacks < c.max_fallbacks and c.attempt_budget - len(self.run.tries) >= 2:
                 winner, failure, hedged = self.hedged(route, permit, reason, times)
                 fallbacks += hedged
             else:
-                winner, failure = self.single(route, permit, reason, times)
+                winner, failure = self.run.single(route, permit, reason, times)
             if winner is not None:
                 if winner.live is not None:
-                    streaming = self.finish("streaming", route=winner.route)
+                    streaming = self.run.finish("streaming", route=winner.route)
                     streaming.committed = self.committed(winner)
                     return streaming
-                return self.finish("accepted", accepted=winner, route=winner.route)
+                return self.run.finish("accepted", accepted=winner, route=winner.route)
             assert failure is not None
             last = failure
             if failure.cls == FailureClass.PERMANENT and failure.blame != "route":
-                return self.finish("failed", code="permanent_failure", cls=failure.cls,
+                return self.run.finish("failed", code="permanent_failure", cls=failure.cls,
                                    message=f"{failure.reason}: {failure.message}")
             if failure.cls == FailureClass.AMBIGUOUS and c.side_effects:
                 # Field case 7: it may have happened; replaying could do it twice.
-                return self.finish("unknown", code="outcome_unknown", cls=failure.cls,
+                return self.run.finish("unknown", code="outcome_unknown", cls=failure.cls,
                                    message=f"{failure.message}; the workload has side effects, so it is not replayed")
             if failure.early_connect and same_route_retries < 1 and route.name not in self._hedged_routes():
                 wait = wait_before_retry_s(
                     same_route_retries, base_s=c.backoff_base_s, cap_s=c.backoff_cap_s,
-                    retry_after_s=failure.retry_after_s, remaining_s=self.deadline.remaining_s(),
-                    required_s=c.allowances.required_s, rng=self.gw.rng,
+                    retry_after_s=failure.retry_after_s, remaining_s=self.run.deadline.remaining_s(),
+                    required_s=c.allowances.required_s, rng=self.run.gw.rng,
                 )
-                if wait is not None and len(self.tries) < c.attempt_budget:
-                    self.gw.sleep(wait)
+                if wait is not None and len(self.run.tries) < c.attempt_budget:
+                    self.run.gw.sleep(wait)
                     same_route_retries += 1
-                    again = self.gw.breakers.acquire(route.name, self.now_ms()) if self.gw.breakers else permit
+                    again = self.run.gw.breakers.acquire(route.name, self.run.now_ms()) if self.run.gw.breakers else permit
                     if again is not None and again.allowed:
                         permit = again
                         reason = f"same-route retry after {failure.reason} (waited {wait * 1000:.0f} ms)"
                         continue
-            if len(self.tries) >= c.attempt_budget:
+            if len(self.run.tries) >= c.attempt_budget:
                 return self.fail_after(failure, "attempt_budget_exhausted",
                                        f"attempt budget of {c.attempt_budget} used up; last: {failure.cls} ({failure.reason})")
             if fallbacks >= c.max_fallbacks:
                 return self.fail_after(failure, "fallbacks_exhausted",
                                        f"{failure.cls} ({failure.reason}) and no fallback left ({c.max_fallbacks} allowed)")
             previous = route
-            route, permit, skipped = self.claim(self.eligible())
+            route, permit, skipped = self.run.claim(self.run.eligible())
             if route is None or permit is None:
                 if skipped:
                     return self.all_suppressed(skipped, failure)
@@ -121,17 +127,17 @@ class AttemptChain(RequestRun):
             reason = f"fallback after {failure.cls} ({failure.reason}) on {previous.name}"
 
     def _hedged_routes(self) -> set[str]:
-        return {t.record.route for t in self.tries if t.record.hedge}
+        return {t.record.route for t in self.run.tries if t.record.hedge}
 
     def fail_after(self, failure: Failure | None, code: str, message: str) -> GatewayResult:
         cls = failure.cls if failure else FailureClass.TRANSIENT
-        return self.finish("failed", code=code, cls=cls, message=message)
+        return self.run.finish("failed", code=code, cls=cls, message=message)
 
     def all_suppressed(self, expiries: list[int], failure: Failure | None = None) -> GatewayResult:
-        wait_s = max(0.0, (min(expiries) - self.now_ms()) / 1000.0) if expiries else None
-        return self.finish(
+        wait_s = max(0.0, (min(expiries) - self.run.now_ms()) / 1000.0) if expiries else None
+        return self.run.finish(
             "failed", code="all_routes_suppressed", cls=failure.cls if failure else FailureClass.TRANSIENT,
-            message=f"every capable route is suppressed by its circuit breaker: {rejections_text(self.rejected)}",
+            message=f"every capable route is suppressed by its circuit breaker: {rejections_text(self.run.rejected)}",
             retry_after_s=wait_s,
         )
 
@@ -140,9 +146,9 @@ class AttemptChain(RequestRun):
         assert t.route is not None and t.live is not None and t.reader is not None
 
         def settle(client_gone: bool, sent: int) -> GatewayResult:
-            return self.settle(t, client_gone=client_gone, sent=sent)
+            return self.run.settle(t, client_gone=client_gone, sent=sent)
 
-        return Committed(operation_id=self.op, route=t.route, attempts=len(self.tries),
+        return Committed(operation_id=self.run.op, route=t.route, attempts=len(self.run.tries),
                          live=t.live, reader=t.reader, settle=settle)
 
     # ------------------------------------------------------------------ hedging
@@ -151,20 +157,20 @@ class AttemptChain(RequestRun):
         """Issue point 10: start ``route``; if no answer within ``hedge_delay_s``, start the
         next capable route too; the first accepted answer wins, the other is cancelled
         (its cost still counted). Returns (winner, last failure, hedges launched)."""
-        c = self.contract
-        pool = self.gw.pool()
+        c = self.run.contract
+        pool = self.run.gw.pool()
         handles: dict[Future[Attempt], AttemptHandle] = {}
         first_handle = AttemptHandle()
-        first = pool.submit(self.attempt, route, permit, reason, times, hedge=False, handle=first_handle)
+        first = pool.submit(self.run.attempt, route, permit, reason, times, hedge=False, handle=first_handle)
         handles[first] = first_handle
         done, _ = wait([first], timeout=c.hedge_delay_s)
         launched = 0
         if not done:
-            second_times = self.deadline.attempt_times(c.allowances, attempt_cap_s=c.attempt_timeout_s, first_token_s=c.first_token_s)
-            other, other_permit, _ = self.claim(self.eligible())
+            second_times = self.run.deadline.attempt_times(c.allowances, attempt_cap_s=c.attempt_timeout_s, first_token_s=c.first_token_s)
+            other, other_permit, _ = self.run.claim(self.run.eligible())
             if other is not None and other_permit is not None and second_times is not None:
                 h = AttemptHandle()
-                fut = pool.submit(self.attempt, other, other_permit,
+                fut = pool.submit(self.run.attempt, other, other_permit,
                                   f"hedge after {c.hedge_delay_s:g} s without an answer from {route.name}",
                                   second_times, hedge=True, handle=h)
                 handles[fut] = h
@@ -182,7 +188,7 @@ class AttemptChain(RequestRun):
                     # still waiting for headers has no socket yet: do not wait for it.
                     _, stuck = wait(pending, timeout=0.2)
                     if stuck:
-                        self.freeze_unfinished()
+                        self.run.freeze_unfinished()
                     return t, None, launched
                 last = t.failure
         return None, last, launched

@@ -23,6 +23,7 @@ from routing.breaker import BreakerStore
 from routing.contracts import Contract
 from routing.conversation_language import expected_language
 from routing.deadline import Deadline
+from routing.gateway.attempts import RequestRun
 from routing.gateway.chain import AttemptChain
 from routing.gateway.result import EventSink, GatewayResult
 from routing.gateway.upstream import Upstream
@@ -106,15 +107,18 @@ class Gateway:
         model = self.model_check(contract, body.get("model"), needs)
         base = upstream_body(contract, body)
         client_provider = body.get("provider")
-        run = AttemptChain(self, contract, deadline, needs, base, client_provider, op, started_wall)
-        run.model = model
-        run.live = stream and contract.stream_commit.prefix and not contract.side_effects
         expected = expected_language(language, contract.expected_language, messages)
-        run.language, run.language_source = expected.language, expected.source
-        run.request_text = canonical_json(messages)
-        run.client_max_tokens = caller_max_tokens(body)
-        run.body = dict(body)
-        result = run.execute()
+        run = RequestRun(
+            self, contract, deadline, needs, base, client_provider, op, started_wall,
+            model=model,
+            live=stream and contract.stream_commit.prefix and not contract.side_effects,
+            language=expected.language,
+            language_source=expected.source,
+            request_text=canonical_json(messages),
+            client_max_tokens=caller_max_tokens(body),
+            body=dict(body),
+        )
+        result = AttemptChain(run).execute()
         result.request_text = run.request_text
         if self.sink is not None and result.committed is None:
             self.sink.emit(result)
