@@ -19,9 +19,9 @@ from core.languages import language_of_tag
 from core.shown import shown
 from core.strict_json import loads_marking
 from core.tokens import service_token_caller
-from routing.responses import HEADER_CONTRACT, HEADER_LANGUAGE, GatewayReply, error_reply, sse_body
 from routing.idempotency_key import HEADER as HEADER_IDEMPOTENCY
 from routing.idempotency_key import idempotency_key_parse
+from routing.responses import HEADER_CONTRACT, HEADER_LANGUAGE, GatewayReply, error_reply, sse_body
 from routing.services import chat_completion_create
 
 

@@ -59,7 +59,7 @@ def test_a_lone_surrogate_falls_back_opens_the_breaker_and_the_key_replays(clien
     assert [(a.route, a.status, a.failure_class) for a in attempts] == [
         ("surrogate", "failed", "invalid_response"), ("good", "accepted", "")]
     assert "lone surrogate U+D800" in attempts[0].message
-    assert ExecutionLedger.objects.get(key="request:booking-agent:book-1").status == "done"
+    assert ExecutionLedger.objects.get(key__endswith=":booking-agent:book-1").status == "done"
     again = post(client, env, "book-1")
     assert (again.status_code, again["Idempotent-Replayed"]) == (200, "true")
     assert again.json() == response.json()
@@ -80,7 +80,7 @@ def test_when_every_route_sends_one_the_client_gets_a_json_error_and_the_key_is_
     assert response.json()["error"]["failure_class"] == "invalid_response"
     event = RequestEvent.objects.get(operation_id=response["X-Routing-Operation-Id"])
     assert (event.outcome, event.failure_class) == ("failed", "invalid_response")
-    row = ExecutionLedger.objects.get(key="request:booking-agent:book-9")
+    row = ExecutionLedger.objects.get(key__endswith=":booking-agent:book-9")
     assert row.status != "claimed"
     next(world, None)
 
@@ -119,7 +119,7 @@ def test_an_answer_the_ledger_cannot_store_still_reaches_the_client_and_leaves_n
     response = post(client, env, "book-nul")
     assert response.status_code == 200, response.content
     assert response.json()["choices"][0]["message"]["content"] == "Hello \x00 traveller."
-    assert ExecutionLedger.objects.get(key="request:booking-agent:book-nul").status == "unknown"
+    assert ExecutionLedger.objects.get(key__endswith=":booking-agent:book-nul").status == "unknown"
     again = post(client, env, "book-nul")
     assert again.status_code == 409
     assert again.json()["error"]["message"] == "operation book-nul has an unknown outcome and is not replayed"
