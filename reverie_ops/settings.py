@@ -93,6 +93,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # An unknown path or a refused Host under /v1/ and /api/v1/ is JSON, DEBUG or not.
+    "reverie_ops.api_errors.ApiPathErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

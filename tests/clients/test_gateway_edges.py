@@ -124,3 +124,17 @@ def test_a_disallowed_host_is_a_json_400_on_api_paths_and_admin_pages_stay_html(
     assert admin.status_code in (302, 404) and "application/json" not in admin.headers.get("Content-Type", "")
     page = httpx.get(f"{root}/no-such-page", timeout=10)
     assert page.status_code == 404 and page.headers["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.django_db
+def test_with_debug_on_as_in_the_demo_api_paths_still_answer_json(client, settings) -> None:  # type: ignore[no-untyped-def]
+    # DEBUG swaps Django's error handlers for its debug pages; the middleware answers first.
+    settings.DEBUG = True
+    missing = client.get("/v1/models")
+    assert missing.status_code == 404 and missing.json()["error"]["message"] == "no such path: /v1/models"
+    slash = client.post("/v1/chat/completions/", data="{}", content_type="application/json")
+    assert slash.status_code == 404 and "did you mean /v1/chat/completions" in slash.json()["error"]["message"]
+    host = client.get("/api/v1/health", HTTP_HOST="evil.example")
+    assert host.status_code == 400 and host.json()["error"]["code"] == 400
+    page = client.get("/no-such-page")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
