@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 PIP := .venv/bin/pip
-# Tests run on PostgreSQL and Redis on loopback, as on our machines and in CI.
+# Tests run on PostgreSQL and Redis on loopback.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/reverie_ops
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 # pytest-xdist workers for `make test`: whole modules per worker, the slow ones first
@@ -23,7 +23,7 @@ venv: .venv/.installed
 	$(PIP) install --quiet -r requirements-dev.txt
 	touch $@
 
-# Start PostgreSQL and Redis if they are stopped (commands of the python-svc machine kind).
+# Start PostgreSQL and Redis on loopback if they are stopped (Debian's commands).
 services:
 	@bash scripts/services.sh
 
@@ -38,6 +38,7 @@ demo: venv
 test: venv services
 	@bash scripts/browser.sh
 	@bash scripts/prometheus.sh
+	@bash scripts/nginx.sh
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 lint: venv

@@ -32,7 +32,7 @@ def main() -> None:
         database = settings.DATABASES["default"]
     except ImproperlyConfigured as exc:
         fail(str(exc))
-    from reverie_ops.database import connection_problem, missing_table
+    from reverie_ops.database import connection_problem, missing_table, not_migrated_message
 
     command = sys.argv[1] if len(sys.argv) > 1 else "help"
     if command not in NO_DATABASE_COMMANDS:
@@ -45,7 +45,7 @@ def main() -> None:
         table = missing_table(exc)
         if table is None:
             raise
-        fail(f"the database is not migrated (table {table} does not exist): run python manage.py migrate")
+        fail(not_migrated_message(table))
 
 
 if __name__ == "__main__":

@@ -18,13 +18,15 @@ endpoints from routing; it never adds one.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence, Set
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, TypedDict
 
 from canary.checks import require_aware
 from canary.terms import Layer
+from core.ignore_rule import SERVICE_TIER_VARIANTS as SERVICE_TIER_VARIANTS
+from core.ignore_rule import covering, covers
 
 LAYERS: Final = tuple(Layer)
 
@@ -37,8 +39,8 @@ _TARGET_RE: Final = re.compile(rf"{_PART}(?:/{_PART})?")
 
 # OpenRouter does not match service-tier endpoints by their base slug: ``openai`` in
 # ``ignore`` leaves ``openai/flex`` and ``openai/priority`` routable; they must be named
-# (docs/sources/openrouter-api.md, "Provider routing").
-SERVICE_TIER_VARIANTS: Final = frozenset({"flex", "priority"})
+# (docs/sources/openrouter-api.md, "Provider routing"). The rule lives in core.ignore_rule,
+# shared with the gateway's selection (SERVICE_TIER_VARIANTS is re-exported from there).
 
 
 TARGET_MAX = 200  # Exclusion.target's length
@@ -108,12 +110,6 @@ class IgnoreList(TypedDict):
     sources: dict[str, list[str]]
 
 
-def _covered_by_slug(target: str, slugs: Set[str]) -> bool:
-    """Is the normalised tag ``target`` covered by one of the provider ``slugs``?"""
-    slug, _, variant = target.partition("/")
-    return bool(variant) and variant not in SERVICE_TIER_VARIANTS and slug in slugs
-
-
 def target_matches(target: str, tag: str) -> bool:
     """Does exclusion ``target`` cover the endpoint ``tag``, as OpenRouter applies it?
 
@@ -123,10 +119,7 @@ def target_matches(target: str, tag: str) -> bool:
     their own tag, because OpenRouter's base-slug match skips them. Case-insensitive;
     raises ValueError when either argument is malformed.
     """
-    target = target_normalise(target)
-    tag = target_normalise(tag)
-    # A tag target never equals a slug, so _covered_by_slug only ever fires for slugs.
-    return target == tag or _covered_by_slug(tag, frozenset({target}))
+    return covers(target_normalise(target), target_normalise(tag))
 
 
 def ignore_list_merge(entries: Sequence[ExclusionEntry], now: datetime) -> IgnoreList:
@@ -153,7 +146,7 @@ def ignore_list_merge(entries: Sequence[ExclusionEntry], now: datetime) -> Ignor
         sources[entry.layer].add(entry.target)
     targets: set[str] = set().union(*sources.values())
     slugs = {target for target in targets if "/" not in target}
-    ignore = sorted(target for target in targets if not _covered_by_slug(target, slugs))
+    ignore = sorted(target for target in targets if covering(target, slugs) is None)
     return {
         "ignore": ignore,
         "sources": {layer: sorted(found) for layer, found in sources.items()},

@@ -91,6 +91,8 @@ class ChatRequest:
     tools: tuple[tuple[str, dict[str, Any]], ...] = ()
     tool_choice: str = "auto"
     images: bool = False
+    # The request's stop sequences: the reply ends before the first one (OpenAI's chat API).
+    stop: tuple[str, ...] = ()
 
 
 def bad_request(message: str) -> RequestError:
@@ -139,7 +141,13 @@ def parse_chat_request(raw: bytes) -> ChatRequest:
     )
     tools = _tools(body.get("tools"))
     tool_choice = _tool_choice(body.get("tool_choice"), tools)
+    stop_raw = body.get("stop")
+    if isinstance(stop_raw, str):
+        stop_raw = [stop_raw]
+    if stop_raw is not None and not (isinstance(stop_raw, list) and all(isinstance(x, str) for x in stop_raw)):
+        raise bad_request("stop: expected a string or a list of strings")
     return ChatRequest(
+        stop=tuple(x for x in (stop_raw or ()) if x),
         tools=tools,
         tool_choice=tool_choice,
         images=images,

@@ -90,6 +90,12 @@ def compose_reply(
     if "truncate" in fired:
         text = cut_near(text, len(text) // 2)
         finish = "length"
+    if request.stop:
+        # A stop sequence ends the reply before it (OpenAI's chat API: not included).
+        cut = min((i for i in (text.find(x) for x in request.stop) if i >= 0), default=-1)
+        if cut >= 0:
+            text = text[:cut]
+            finish = "stop"
     if request.max_tokens is not None and estimate_tokens(text) > request.max_tokens:
         text = text[: request.max_tokens * 4]
         finish = "length"

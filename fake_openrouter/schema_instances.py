@@ -2,7 +2,9 @@
 
 Covers the keywords a response schema uses in practice: type (or a list of types), object
 properties/required, array items/minItems/maxItems, enum, const, minimum/maximum (and the
-exclusive forms), minLength/maxLength, format (date, date-time, time, email, uri, uuid),
+exclusive forms), minLength/maxLength, format (every format jsonschema's format checker asserts: date, date-time, time,
+email, uri, uuid, ipv4, ipv6, duration ...; a healthy host's reply passes a validator that
+checks formats),
 anyOf/oneOf/allOf and local $ref. ``pattern`` is not honoured.
 """
 
@@ -19,12 +21,21 @@ _MAX_DEPTH = 8
 _FORMATS: dict[str, str] = {
     "date": "2025-03-14",
     "date-time": "2025-03-14T18:30:00Z",
-    "time": "18:30:00",
+    "time": "18:30:00Z",  # RFC 3339 full-time carries its offset
     "email": "mira.lindqvist@example.org",
     "uri": "https://example.org/stories/lantern",
     "url": "https://example.org/stories/lantern",
     "hostname": "example.org",
     "ipv4": "192.0.2.7",
+    "ipv6": "2001:db8::7",
+    "uri-reference": "/stories/lantern",
+    "idn-email": "mira.lindqvist@example.org",
+    "idn-hostname": "example.org",
+    "duration": "P3DT4H",
+    "json-pointer": "/stories/0",
+    "relative-json-pointer": "0/stories",
+    "regex": "^[a-z]+$",
+    "uri-template": "https://example.org/stories/{id}",
 }
 
 

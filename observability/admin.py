@@ -82,7 +82,9 @@ class BreakerBoardAdmin(_Page):
         with_state = {r.route for r in rows}
         return {
             "rows": [{"row": r, "opened_at": _when(r.opened_at_ms), "open_until": _when(r.open_until_ms),
-                      "next_trial": _when(r.next_trial_ms), "canary": canary.get(r.route)} for r in rows],
+                      "next_trial": _when(r.next_trial_ms), "canary": canary.get(r.route),
+                      # Why: the failure that opened it, else the latest one counted.
+                      "why": r.reason or (r.last_failures[0] if r.last_failures else None)} for r in rows],
             "healthy": [{"route": r, "canary": canary.get(r.name)} for r in routes if r.name not in with_state],
             "error": error,
             "open_count": sum(1 for r in rows if r.state == "open"),

@@ -8,13 +8,18 @@ address instead (``observability.worker``), never published outside the compose 
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+import time
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from core.tokens import service_token_verify
+from observability.breakers import breaker_json
 from observability.registry import web_exposition
+from routing.models import Route
+from routing.services import breaker_store
 
 
 # CSRF-exempt: a scraper sends no cookie, and a POST must be refused as the wrong method
@@ -32,3 +37,20 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response
     return HttpResponse(web_exposition(), content_type=CONTENT_TYPE_LATEST)
+
+
+@csrf_exempt
+@require_GET
+def breakers_view(request: HttpRequest) -> HttpResponse:
+    """``GET /api/v1/routing/breakers``: every route's circuit breakers for on-call tools
+    (``observability.breakers.breaker_json``: state, reason, since, until, the last
+    failures with their operation ids, seconds held open). A service token is required
+    (401 without); 503 with ``{"error"}`` when Redis cannot be read."""
+    if not service_token_verify(request.headers.get("Authorization")):
+        return JsonResponse({"error": "a valid service token is required: Authorization: Bearer <token>"}, status=401)
+    routes = list(Route.objects.order_by("name").values_list("name", flat=True))
+    try:
+        body = breaker_json(breaker_store(), routes, int(time.time() * 1000))
+    except Exception as exc:  # noqa: BLE001 - on-call tools get an answer without Redis
+        return JsonResponse({"error": f"breaker store unavailable ({type(exc).__name__}: {exc})"}, status=503)
+    return JsonResponse(body)

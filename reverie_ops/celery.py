@@ -32,10 +32,11 @@ def _load_language_models(**_: object) -> None:
     behind them; then freeze the startup heap out of the garbage collector's way."""
     import gc
 
-    from canary import judges
+    from canary.judges.warm import warm_judges
     from canary.services.client import openrouter_client
 
-    judges.warm_up()
+    # Every judge, not only the detector: the first probe's verdicts compile the rest.
+    warm_judges()
     # The OpenRouter client too (an SSL context, its pools): not on the first task.
     openrouter_client()
     # Everything loaded so far (Django, Celery, the detectors) lives as long as the worker.

@@ -79,6 +79,12 @@ def missing_table(exc: BaseException) -> str | None:
     return (match.group(1) or match.group(2)) if match else None
 
 
+def not_migrated_message(table: str) -> str:
+    """The one line every entry point (``manage.py``, ``celery beat``) gives for a
+    database without ``table``: it is not migrated, and the command that fixes it."""
+    return f"the database is not migrated (table {table} does not exist): run python manage.py migrate"
+
+
 def _reason(message: str) -> str:
     # libpq: 'connection failed: connection to server at "h" (ip), port p failed: FATAL:  database "x" does not exist'
     last = message.strip().splitlines()[0] if message.strip() else message

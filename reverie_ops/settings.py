@@ -201,7 +201,8 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's DatabaseScheduler, refusing an unmigrated database in one line.
+CELERY_BEAT_SCHEDULER = "reverie_ops.beat:CheckedDatabaseScheduler"
 
 # --- OpenRouter ---------------------------------------------------------------------
 OPENROUTER_BASE_URL = env.str("OPENROUTER_BASE_URL", default="https://openrouter.ai/api/v1")
@@ -355,6 +356,9 @@ ROUTING_BREAKER_PREFIX = env.str("ROUTING_BREAKER_PREFIX", default="routing:brea
 # Prompts and outputs in request/attempt events: "hash" (SHA-256) or "redact".
 ROUTING_EVENT_CONTENT = env.str("ROUTING_EVENT_CONTENT", default="hash")
 ROUTING_EVENTS_ASYNC = env.bool("ROUTING_EVENTS_ASYNC", default=True)
+# Build the judges and the language detector when a server process starts, before it
+# accepts work (routing/warm.py); off only to measure a cold start (bench/warm_start.py).
+WARM_START = env.bool("REVERIE_WARM_START", default=True)
 ROUTING_CACHE_S = not_negative("ROUTING_CACHE_S", env.float("ROUTING_CACHE_S", default=5.0))
 # Idempotency keys (routing/README.md, "Idempotency"): a settled key is kept this long (s)
 # after its last update, then pruned (Stripe keeps 24 h); a claimed key older than the

@@ -7,7 +7,7 @@ from django.views.generic import RedirectView
 
 from canary import api
 from core.favicon import favicon_view
-from observability.views import metrics_view
+from observability.views import breakers_view, metrics_view
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="admin:index"), name="home"),
@@ -16,6 +16,7 @@ urlpatterns = [
     path("api/v1/openapi.json", api.openapi_view, name="api-openapi"),
     path("api/v1/routing/ignore", api.ignore_view, name="api-ignore"),
     path("api/v1/routing/provider", api.provider_view, name="api-provider"),
+    path("api/v1/routing/breakers", breakers_view, name="api-breakers"),
     path("metrics", metrics_view, name="metrics"),
     path("favicon.ico", favicon_view, name="favicon"),
     path("", include("routing.urls")),

@@ -1,8 +1,22 @@
-"""WSGI entry point (gunicorn reverie_ops.wsgi)."""
+"""WSGI entry point (gunicorn reverie_ops.wsgi; runserver loads it too).
+
+The process is warmed here, as the application loads, so it accepts no request before the
+judges and the language detector are built (``routing.warm``). Under gunicorn's
+``preload_app`` this module loads in the arbiter: only the judges are built there (fork
+safe, and the workers share their pages); each worker builds its gateway in
+``post_worker_init`` (``observability/gunicorn_conf.py``).
+"""
 
 import os
 
+from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reverie_ops.settings")
 application = get_wsgi_application()
+
+from routing.warm import warm_process  # noqa: E402 - needs the settings configured above
+
+if settings.WARM_START:
+    # Preloaded (the gunicorn settings say so), this is the arbiter: no threads or sockets.
+    warm_process(gateway=os.environ.get("REVERIE_PRELOAD_APP") != "1")

@@ -17,11 +17,19 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from openrouter.transport import AttemptHandle
-from routing.breaker import BreakerStore, Permit
+from routing.attribution import Deferred, RequestParams, check_name, parameterised_by
+from routing.breaker import BreakerStore, FailureDetail, Permit
 from routing.commit import Checks, answer_checks, commit_now, hold_over, prefix_checks, reply_checks
 from routing.contracts import Contract
 from routing.deadline import AttemptTimes, Deadline
-from routing.failures import Failure, FailureClass, Signal, classify, validation_failure
+from routing.failures import (
+    Failure,
+    FailureClass,
+    Signal,
+    classify,
+    empty_reply_failure,
+    validation_failure,
+)
 from routing.gateway_result import AttemptRecord, EventSink, GatewayResult
 from routing.live_feed import demote
 from routing.request_check import caused_by_request
@@ -100,6 +108,9 @@ class RequestRun:
         self.language_source = "none"  # routing.conversation_language.ExpectedLanguage.source
         self.request_text = ""
         self.client_max_tokens: int | None = None
+        # The request's own parameters (``routing.attribution``); set by the gateway.
+        self.body: dict[str, Any] = {}
+        self.deferred = Deferred()
 
     # ------------------------------------------------------------------ helpers
 
@@ -112,6 +123,8 @@ class RequestRun:
     def finish(self, outcome: str, *, code: str = "", cls: str = "", message: str = "",
                accepted: Attempt | None = None, retry_after_s: float | None = None,
                route: RouteProfile | None = None) -> GatewayResult:
+        if outcome != "streaming":
+            self.charge_deferred(peer_passed=outcome == "accepted")
         return GatewayResult(
             operation_id=self.op,
             contract=self.contract.key,
@@ -215,6 +228,12 @@ class RequestRun:
             # The held prefix failed a canary judge: nothing reached the client.
             failure = Failure(FailureClass.INVALID_RESPONSE, "prefix_rejected", held.failed[:500])
             record.status = "rejected"
+        elif outcome.answer is not None and (empty := empty_reply_failure(
+                outcome.answer.content, bool(outcome.answer.tool_calls), outcome.usage)) is not None:
+            t.answer = outcome.answer
+            failure = empty
+            record.status = "rejected"
+            record.validation = "empty reply"
         elif outcome.answer is not None and self.live and not self.judge_whole(outcome.answer, record).ok:
             # The whole answer arrived within the hold: the prefix checks judged all of it.
             t.answer = outcome.answer
@@ -259,10 +278,14 @@ class RequestRun:
             # would happen on any route: it says nothing about this one.
             charged = failure is not None and failure.counts_against_route and not caused_by_request(
                 t.answer.finish_reason if t.answer is not None else None, self.client_max_tokens)
+            detail = self.detail(failure, record) if failure is not None else None
+            if charged and failure is not None and detail is not None and self.request_may_cause(route, failure, t, detail):
+                charged = False
             verdict = "success" if failure is None else (failure.cls.value if charged else "neutral")
             record.breaker_opened = gw.breakers.record(
                 route.name, self.now_ms(), verdict, permit=permit,
                 retry_after_s=failure.retry_after_s if failure is not None and failure.cls == FailureClass.TRANSIENT else None,
+                detail=detail if charged else None,
             )
         elif gw.breakers is not None and permit.trial_classes:
             gw.breakers.record(route.name, self.now_ms(), "neutral", permit=permit)
@@ -374,9 +397,14 @@ class RequestRun:
         permit = t.permit
         if gw.breakers is not None and permit is not None:
             # A client that leaves says nothing about the route: neutral, never a failure.
+            charged = failure is not None and failure.counts_against_route and record.status != "cancelled"
+            detail = self.detail(failure, record) if failure is not None else None
+            if charged and failure is not None and detail is not None and self.request_may_cause(route, failure, t, detail):
+                charged = False
             verdict = "neutral" if record.status == "cancelled" else (
-                "success" if failure is None else (failure.cls.value if failure.counts_against_route else "neutral"))
-            record.breaker_opened = gw.breakers.record(route.name, self.now_ms(), verdict, permit=permit)
+                "success" if failure is None else (failure.cls.value if charged else "neutral"))
+            record.breaker_opened = gw.breakers.record(route.name, self.now_ms(), verdict, permit=permit,
+                                                       detail=detail if charged else None)
         if record.status == "cancelled":
             result = self.finish("cancelled", code="client_disconnected", message=record.message, route=route)
         elif failure is None:
@@ -389,6 +417,59 @@ class RequestRun:
         if gw.sink is not None:
             gw.sink.emit(result)
         return result
+
+    # ------------------------------------------------------------------ attribution
+
+    # How far back a route's record must show the same check failing for a request's
+    # parameterised failure to count against it without a peer's pass (ms).
+    RECORD_HORIZON_MS = 600_000
+
+    def detail(self, failure: Failure, record: AttemptRecord) -> FailureDetail:
+        """The failure as the route's breaker record keeps it (class, check or status,
+        operation id, time)."""
+        return FailureDetail(failure.cls.value, check_name(failure, record.checks), failure.http_status or record.http_status,
+                             self.op, self.now_ms(), failure.message[:200])
+
+    def request_may_cause(self, route: RouteProfile, failure: Failure, t: Attempt, detail: FailureDetail) -> bool:
+        """True when this request's own parameters could explain ``failure`` and the
+        route's record does not already show the same check failing: the failure is
+        then kept back (``self.deferred``) and charged only if a peer passes the same
+        request (``routing.attribution``). Notes the attribution on the record."""
+        # The expected language is the request's when its header or its conversation named
+        # it (``routing.conversation_language``), not the contract.
+        language = bool(self.language) and (self.language_source in ("header", "assistant_turns", "user_turn")
+                                            or self.language != self.contract.expected_language)
+        params = RequestParams.of(self.body, request_language=language)
+        answer = t.answer
+        causes = parameterised_by(failure, params, checks=t.record.checks,
+                                  finish_reason=answer.finish_reason if answer is not None else None,
+                                  has_tool_calls=bool(answer is not None and answer.tool_calls))
+        if not causes:
+            return False
+        breakers = self.gw.breakers
+        if breakers is not None and breakers.shows(route.name, detail.check, since_ms=self.now_ms() - self.RECORD_HORIZON_MS):
+            return False
+        with self.lock:
+            self.deferred.add(route.name, failure.cls.value, {"detail": detail, "record": t.record})
+        t.record.request_caused = True
+        t.record.validation = "; ".join(filter(None, (
+            t.record.validation, f"attribution: the request's ({', '.join(causes)}) unless another route passes it")))
+        return True
+
+    def charge_deferred(self, *, peer_passed: bool) -> None:
+        """Charge the kept-back failures to their routes when a peer passed the same
+        request; otherwise they stay neutral (already recorded so)."""
+        breakers = self.gw.breakers
+        with self.lock:
+            due = self.deferred.settle(peer_passed)
+        if breakers is None:
+            return
+        for route, cls, kept in due:
+            opened = breakers.record(route, self.now_ms(), cls, detail=kept["detail"])
+            record: AttemptRecord = kept["record"]
+            record.request_caused = False
+            if opened and not record.frozen:
+                record.breaker_opened = opened
 
     def freeze_unfinished(self) -> None:
         """Record still-running hedge losers as cancelled now, with their cost estimate."""

@@ -21,8 +21,16 @@ States per (route, failure class):
   ``close_after`` consecutive successes close it ("Circuit breakers"); any failure of the class
   re-opens it.
 
-Failures that are not the route's fault (a client's malformed request, an incompatible
-request) are recorded as ``neutral``: they only release a trial slot (issue point 8).
+Failures that are not the route's fault (a client's malformed request or 4xx, a client
+that disconnected, an incompatible request, a failure the request's own parameters
+caused, ``routing.attribution``) are recorded as ``neutral``: neither failure nor success,
+they only release a trial slot, so a half-open breaker closes only on a real success.
+
+A breaker says why: each charged failure's ``FailureDetail`` (class, check or status,
+operation id, time) is kept in a capped list per route (the last ``LAST_FAILURES_KEPT``),
+the one that opened a class is kept as that class's ``reason``, and the time the route
+spent open is summed in ``open_total_ms`` (overlapping classes counted once) for
+``/metrics``.
 
 Each check and each record is one atomic Lua script on one hash per route, so processes
 never race between reading and writing (pybreaker's INCR-then-compare race, "Circuit breakers"). A
@@ -33,6 +41,7 @@ inject a clock); Redis errors fail open (pybreaker's choice, "Circuit breakers")
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -112,10 +121,23 @@ if outcome ~= 'success' and outcome ~= 'neutral' then classes[outcome] = true en
 local held = {}
 for cls in string.gmatch(trial_csv, '[^,]+') do held[cls] = true end
 local opened = ''
+local detail = ARGV[12]
+local keep = tonumber(ARGV[13])
 local function open(cls)
   local u = math.max(tonumber(f[cls .. ':until'] or '0'), now + open_ms)
   redis.call('HSET', key, cls .. ':state', 'open', cls .. ':until', u, cls .. ':window', '',
-             cls .. ':fails', 0, cls .. ':succ', 0, cls .. ':trials', 0, cls .. ':opened', now)
+             cls .. ':fails', 0, cls .. ':succ', 0, cls .. ':trials', 0, cls .. ':opened', now,
+             cls .. ':reason', detail)
+  -- Time the route spends suppressed by its breakers: the part of [now, u] no earlier
+  -- opening covers is added, so overlapping classes count once.
+  local covered = tonumber(f['open_covered_until'] or '0')
+  local added = u - math.max(now, covered)
+  if added > 0 then
+    local total = tonumber(f['open_total_ms'] or '0') + added
+    f['open_total_ms'] = tostring(total)
+    f['open_covered_until'] = tostring(u)
+    redis.call('HSET', key, 'open_total_ms', total, 'open_covered_until', u)
+  end
   opened = cls
 end
 local function push(w, bit)
@@ -166,9 +188,51 @@ if ra_ms > 0 then
   local ra = math.max(tonumber(f['retry_after_until'] or '0'), now + ra_ms)
   redis.call('HSET', key, 'retry_after_until', ra)
 end
+if detail ~= '' and outcome ~= 'success' and outcome ~= 'neutral' then
+  redis.call('LPUSH', KEYS[2], detail)
+  redis.call('LTRIM', KEYS[2], 0, keep - 1)
+  redis.call('PEXPIRE', KEYS[2], ttl_ms)
+end
 if wrote then redis.call('PEXPIRE', key, ttl_ms) end
 return opened
 """
+
+
+# How many of a route's last charged failures its record keeps.
+LAST_FAILURES_KEPT = 10
+
+
+@dataclass(frozen=True)
+class FailureDetail:
+    """One charged failure as the route's record keeps it: ``failure_class`` (a
+    ``FailureClass`` value), ``check`` (the failed check, or the failure's reason such as
+    ``http_503``), ``status`` (the upstream's HTTP status, None without one),
+    ``operation_id`` of the request, ``at_ms`` (epoch ms), ``message`` (<= 200 chars)."""
+
+    failure_class: str
+    check: str
+    status: int | None
+    operation_id: str
+    at_ms: int
+    message: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps({"class": self.failure_class, "check": self.check, "status": self.status,
+                           "operation_id": self.operation_id, "at_ms": self.at_ms, "message": self.message[:200]},
+                          ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, raw: str | bytes | None) -> FailureDetail | None:
+        """The detail stored as ``to_json``; None for anything else (never raises)."""
+        if not raw:
+            return None
+        try:
+            data = json.loads(raw)
+            status = data.get("status")
+            return cls(str(data["class"]), str(data["check"]), status if isinstance(status, int) else None,
+                       str(data.get("operation_id", "")), int(data["at_ms"]), str(data.get("message", "")))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
 
 
 @dataclass(frozen=True)
@@ -236,6 +300,14 @@ class BreakerStore:
         self._down_until = 0.0
         self._healthy_until: dict[str, float] = {}
 
+    def warm(self) -> None:
+        """Open a pooled connection to Redis and load both scripts, so a process's first
+        request pays neither (its connect and handshake were ~90 ms on a loaded machine).
+        Raises ``redis.RedisError`` when Redis is unreachable."""
+        self.client.ping()
+        self.client.script_load(_ACQUIRE)
+        self.client.script_load(_RECORD)
+
     def _available(self) -> bool:
         return time.monotonic() >= self._down_until
 
@@ -245,6 +317,27 @@ class BreakerStore:
 
     def _key(self, route: str) -> str:
         return f"{self.prefix}:{route}"
+
+    def _last_key(self, route: str) -> str:
+        return f"{self.prefix}:last:{route}"
+
+    def last_failures(self, route: str) -> list[FailureDetail]:
+        """The route's last charged failures, newest first (at most ``LAST_FAILURES_KEPT``).
+        Raises ``redis.RedisError`` when Redis is unreachable."""
+        raw: Any = self.client.lrange(self._last_key(route), 0, LAST_FAILURES_KEPT - 1)
+        return [d for d in (FailureDetail.from_json(item) for item in raw) if d is not None]
+
+    def shows(self, route: str, check: str, *, since_ms: int) -> bool:
+        """Does the route's record already show ``check`` failing on a charged request
+        since ``since_ms`` (epoch ms)? False when Redis is away (the failure then stays
+        the request's: failing open must not charge a route on a guess)."""
+        if not self._available():
+            return False
+        try:
+            return any(d.check == check and d.at_ms >= since_ms for d in self.last_failures(route))
+        except redis.RedisError as exc:
+            self._mark_down(f"record of {route}", exc)
+            return False
 
     def acquire(self, route: str, now_ms: int) -> Permit:
         """May ``route`` be called at ``now_ms``? Claims a half-open trial slot if so."""
@@ -276,10 +369,13 @@ class BreakerStore:
         *,
         permit: Permit | None = None,
         retry_after_s: float | None = None,
+        detail: FailureDetail | None = None,
     ) -> str:
         """Record one call's outcome: "success", a failure class value, or "neutral"
         (not the route's fault). ``retry_after_s`` suppresses the route at least that
-        long. Returns the class whose breaker this call opened ("" if none)."""
+        long. ``detail``: what failed (kept among the route's last failures, and as the
+        reason of a breaker this call opens). Returns the class whose breaker this call
+        opened ("" if none)."""
         if outcome == "success" and permit is not None and not permit.has_state and not retry_after_s:
             return ""  # healthy route, no state to update: save the round trip
         if outcome != "success" or retry_after_s:
@@ -291,9 +387,10 @@ class BreakerStore:
         ra_ms = int(retry_after_s * 1000) if retry_after_s else 0
         try:
             opened: Any = self._record(
-                keys=[self._key(route)],
+                keys=[self._key(route), self._last_key(route)],
                 args=[now_ms, outcome, trials, ra_ms, c.window, c.min_calls, int(round(c.failure_rate * 10000)),
-                      c.consecutive, int(c.open_s * 1000), c.close_after, int(c.ttl_s * 1000)],
+                      c.consecutive, int(c.open_s * 1000), c.close_after, int(c.ttl_s * 1000),
+                      detail.to_json() if detail is not None else "", LAST_FAILURES_KEPT],
             )
         except redis.RedisError as exc:
             self._mark_down(f"outcome of {route} not recorded", exc)
@@ -317,4 +414,4 @@ class BreakerStore:
 
     def reset(self, route: str) -> None:
         """Forget a route's state (admin action after a fix)."""
-        self.client.delete(self._key(route))
+        self.client.delete(self._key(route), self._last_key(route))

@@ -28,7 +28,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from canary.judges.schemas import SchemaRefused, schema_validator
+from core.json_schema import SchemaRefused, schema_validator
 from core.languages import language_of_tag
 from core.strict_json import strict_loads
 from routing.deadline import Allowances
@@ -229,7 +229,9 @@ def _strings(data: Mapping[str, Any], key: str, allowed: tuple[str, ...] | None 
 
 def _schema_validator(schema: Any, where: str) -> Draft202012Validator:
     """The validator of the schema at ``where`` (``output_schema``, ``tools.<name>``): a
-    self-contained schema, since a ``$ref`` fetched per attempt would outlive the deadline."""
+    self-contained schema, since a ``$ref`` fetched per attempt would outlive the deadline;
+    formats are checked as the canary checks them (``core.json_schema``): a ``book_table``
+    call whose ``time`` is prose is not a ``date-time`` and is rejected."""
     _require(isinstance(schema, dict), f"{where}: expected a JSON schema object, got {type(schema).__name__}")
     try:
         return schema_validator(schema)

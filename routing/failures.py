@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
@@ -257,3 +258,18 @@ def validation_failure(problems: list[str] | tuple[str, ...], *, caller_max_toke
         message = f"cut at the request's own max_tokens ({caller_max_tokens}); raise it: {message}"
         return Failure(FailureClass.INVALID_RESPONSE, "truncated_by_max_tokens", message[:500])
     return Failure(FailureClass.INVALID_RESPONSE, "validation", message[:500])
+
+
+def empty_reply_failure(content: str | None, has_tool_calls: bool, usage: Mapping[str, Any] | None) -> Failure | None:
+    """The failure of a reply that finished with no content, no tool call and zero
+    completion tokens (``usage.completion_tokens == 0``): the host produced nothing. It is
+    the route's (``invalid_response``, reason ``empty_reply``): the chain falls back to
+    another route at once (never a same-route retry), and it is never read as a context
+    overflow, whatever its finish reason says. None for any other reply."""
+    if has_tool_calls or (content or "").strip():
+        return None
+    tokens = usage.get("completion_tokens") if usage else None
+    if not (isinstance(tokens, int) and not isinstance(tokens, bool) and tokens == 0):
+        return None
+    return Failure(FailureClass.INVALID_RESPONSE, "empty_reply",
+                   "the reply was empty: no content, no tool call, zero completion tokens")

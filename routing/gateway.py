@@ -113,6 +113,7 @@ class Gateway:
         run.language, run.language_source = expected.language, expected.source
         run.request_text = canonical_json(messages)
         run.client_max_tokens = caller_max_tokens(body)
+        run.body = dict(body)
         result = run.execute()
         result.request_text = run.request_text
         if self.sink is not None and result.committed is None:

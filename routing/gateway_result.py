@@ -59,6 +59,10 @@ class AttemptRecord:
     # Set when the request finished without waiting for this (cancelled) attempt: its
     # thread must not change a record that may already be written as an event.
     frozen: bool = False
+    # The request's own parameters explain this attempt's failure and no peer passed the
+    # same request (``routing.attribution``): neutral for the route's breaker and for the
+    # endpoint's live scorecard.
+    request_caused: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The public shape listed in error bodies."""

@@ -7,7 +7,9 @@ pinned endpoint got (``prefix.*`` before the commit point, ``post.*`` after the 
 ``inconclusive``) and the validation of an answer that arrived. What does not speak to the
 endpoint's quality never counts: transport failures (no answer: only the checks its
 prefix already got count), attempts the request itself caused to fail (a 400 or 422
-from upstream, an answer cut at the caller's own ``max_tokens``), client disconnects and
+from upstream, an answer cut at the caller's own ``max_tokens``, a failure the request's own
+language, stop, tools or max_tokens explain when no peer passed the same request:
+``routing.attribution``), client disconnects and
 hedge losers (``cancelled``), routes that pin no endpoint.
 """
 
@@ -48,7 +50,7 @@ def attempt_verdicts(record: AttemptRecord, route: RouteProfile | None, language
         return None
     if record.status == "cancelled" or record.http_status in REQUEST_CAUSED_STATUSES:
         return None
-    if record.failure_reason in REQUEST_CAUSED_REASONS:
+    if record.failure_reason in REQUEST_CAUSED_REASONS or record.request_caused:
         return None
     checks: dict[str, bool] = {}
     for name, verdict in record.checks.items():

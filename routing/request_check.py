@@ -32,6 +32,7 @@ from typing import Any
 
 from core.strict_json import NotJsonNumber
 from routing.contracts import Contract
+from routing.tool_schema import describe, first_difference
 
 MAX_DEPTH = 64
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
@@ -361,3 +362,20 @@ def check_request(body: Any, contract: Contract) -> None:
             name = tool.get("function", {}).get("name") if isinstance(tool, dict) and isinstance(tool.get("function"), dict) else None
             if not isinstance(name, str) or name not in contract.tools:
                 raise RequestInvalid(f"tools[{i}]", f"tool {name!r} is not registered in contract {contract.key}; registered: {sorted(contract.tools)}")
+            tool_schema_check(i, name, tool["function"].get("parameters"), contract)
+
+
+def tool_schema_check(index: int, name: str, given: Any, contract: Contract) -> None:
+    """A caller's schema for a tool the contract names must be the contract's
+    (``routing.tool_schema``: annotations aside): a looser one would have replies judged
+    by a schema the model never saw. Raises ``RequestInvalid`` naming the tool and the
+    first path that differs (``tools[0].function.parameters``)."""
+    expected = contract.tools[name]
+    path = first_difference(expected, given if given is not None else {})
+    if path is not None:
+        raise RequestInvalid(
+            f"tools[{index}].function.parameters",
+            f"tool {name!r} differs from contract {contract.key}'s schema at {path} "
+            f"({describe(expected, given if given is not None else {}, path)}); "
+            "send the contract's schema unchanged, or omit tools and the gateway sends it",
+        )

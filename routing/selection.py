@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.ignore_rule import covered
 from routing.contracts import Contract
 
 # A route whose canary structured-output probes pass less often than this does not
@@ -155,7 +156,8 @@ def rejection_reason(
         return f"region {route.region!r} not allowed"
     if budget_left_usd is not None and estimated_cost_usd(route, needs) > budget_left_usd:
         return f"estimated cost {estimated_cost_usd(route, needs):.6f} USD exceeds the {budget_left_usd:.6f} USD left"
-    if route.provider_tag and (route.provider_tag.casefold() in ignored or route.provider_tag.split("/")[0].casefold() in ignored):
+    if route.provider_tag and ignored and covered(route.provider_tag, ignored):
+        # The one ignore rule (core.ignore_rule): a slug leaves its service tiers routable.
         return "on the ignore list"
     return None
 

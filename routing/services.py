@@ -33,6 +33,7 @@ from django.conf import settings
 from django.db import (
     DatabaseError,
     IntegrityError,
+    connections,
     transaction,
 )
 from django.db.models import F, Max
@@ -40,7 +41,6 @@ from django.utils import timezone
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from canary.judges import warm_up
 from canary.live.store import demoted_get, scorecard_get, scorecard_reset
 from canary.selectors import ignored_targets, structured_honour_rate
 from openrouter import egress
@@ -548,8 +548,6 @@ def gateway_get() -> Gateway:
             for wrap in _sink_wrappers:
                 sink = wrap(sink, route_profiles)
             _gateway_events = events
-            # The language detector loads in about 5 s: off the first request's path.
-            threading.Thread(target=warm_up, name="routing-warm-up", daemon=True).start()
             _gateway = Gateway(
                 routes=route_profiles,
                 upstream=upstream,
@@ -560,6 +558,29 @@ def gateway_get() -> Gateway:
                 demoted=demoted_get,
             )
         return _gateway
+
+
+def gateway_warm() -> None:
+    """Build the process's gateway and fill what its first request would otherwise read
+    on its own path: a Redis connection and the breakers' scripts, the enabled routes,
+    the canary's ignore list of each routed model, the contracts already in use (parsed,
+    validators compiled), the database pool (its ``min_size`` connections). Called before a server process
+    accepts work (``routing.warm``), never before a fork. Raises what the database
+    or Redis raise (the caller logs it and starts cold)."""
+    gateway = gateway_get()
+    if gateway.breakers is not None:
+        gateway.breakers.warm()
+    for model_id in sorted({r.model_id for r in route_profiles()}):
+        ignored_get(model_id)
+    # Contracts already in use are parsed now (their validators compiled); one never used
+    # stays for its first request, which marks it in use.
+    for name, version in ContractVersion.objects.filter(first_used_at__isnull=False).values_list("name", "version"):
+        try:
+            contract_get(name, version)
+        except ContractError:
+            continue  # its own requests answer 500 naming the problem
+    # This thread's connection back to the pool, for the request threads.
+    connections.close_all()
 
 
 def gateway_flush(timeout_s: float = 5.0) -> None:

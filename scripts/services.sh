@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make sure PostgreSQL (127.0.0.1:5432) and Redis (127.0.0.1:6379) answer; start them with
-# the python-svc machine's own commands when they are stopped. Fails loudly otherwise.
+# Debian's own commands when they are stopped. Fails loudly otherwise.
 set -euo pipefail
 
 pg_up() { pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; }

@@ -33,6 +33,7 @@ from canary.models import (
 from canary.services.ignore_list import ignore_list_get
 from canary.terms import Action, Mode
 from canary.why import round_summary
+from core.ignore_rule import covering
 
 # --------------------------------------------------------------------- ignore list
 
@@ -104,7 +105,7 @@ def ignore_lists(models: list[str], now: datetime) -> list[dict[str, Any]]:
     for model in models:
         merged = ignore_list_get(model, now)
         ignored = set(merged["ignore"])
-        slugs = {t for t in ignored if "/" not in t}
+        slugs = [t for t in ignored if "/" not in t]
         entries: list[dict[str, Any]] = []
         for e in exclusions[model]:
             entries.append(
@@ -125,8 +126,8 @@ def ignore_lists(models: list[str], now: datetime) -> list[dict[str, Any]]:
                     }
                 )
         for entry in entries:
-            slug = entry["target"].partition("/")[0]
-            entry["covered_by"] = slug if entry["target"] not in ignored and slug in slugs else ""
+            by = covering(entry["target"], slugs) if entry["target"] not in ignored else None
+            entry["covered_by"] = by or ""
         entries.sort(key=lambda x: (x["target"], x["layer"]))
         out.append(
             {

@@ -210,7 +210,7 @@ def _validator(schema: dict[str, Any]) -> Draft202012Validator | SchemaRefused:
         return cached
     built: Draft202012Validator | SchemaRefused
     try:
-        built = schema_validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+        built = schema_validator(schema)  # formats checked (core.json_schema)
     except SchemaRefused as exc:
         built = exc
     with _validators_lock:

@@ -4,6 +4,7 @@ DATABASE_URL, a PostgreSQL database that does not exist, a database never migrat
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +74,34 @@ def test_an_unmigrated_postgresql_database_says_run_migrate():
     finally:
         with psycopg.connect("postgres://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_celery_beat_on_an_unmigrated_database_is_the_same_one_line_error():
+    import psycopg
+
+    name = "reverie_ops_e_beat_unmigrated"
+    with psycopg.connect("postgres://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        env = {**os.environ, "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}"}
+        done = subprocess.run([sys.executable, "-m", "celery", "-A", "reverie_ops", "beat", "-l", "info"],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        line = _one_line_error(done)
+        assert line == "error: the database is not migrated (table django_celery_beat_periodictask does not exist): run python manage.py migrate"
+        command = _one_line_error(_run(env["DATABASE_URL"], "ignore_list", "--model", MODEL))
+        shape = r"error: the database is not migrated \(table \w+ does not exist\): run python manage.py migrate"
+        assert re.fullmatch(shape, command) and re.fullmatch(shape, line), (command, line)
+    finally:
+        with psycopg.connect("postgres://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_celery_beat_with_postgresql_not_listening_is_one_line():
+    from fake_openrouter.process import free_port
+
+    env = {**os.environ, "DATABASE_URL": f"postgres://postgres@127.0.0.1:{free_port()}/x"}
+    done = subprocess.run([sys.executable, "-m", "celery", "-A", "reverie_ops", "beat", "-l", "info"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    line = _one_line_error(done)
+    assert "refused" in line and "is PostgreSQL running" in line

@@ -149,3 +149,78 @@ def test_gunicorn_serves_with_threads():
 
 def test_the_compose_file_named_here_is_the_projects():
     assert COMPOSE.is_file() and ENV_EXAMPLE.is_file()
+
+
+# --- What a first `docker compose up` needs (the deployment issue) ----------------------
+
+APP_SERVICES = ("web", "worker", "beat")
+DOCKERIGNORE = ROOT / ".dockerignore"
+DOCKERFILE = ROOT / "Dockerfile"
+
+
+def _services() -> dict[str, dict]:
+    return compose()["services"]
+
+
+def test_every_long_running_service_restarts_unless_stopped_and_migrate_runs_once():
+    for name, service in _services().items():
+        if name == "migrate":
+            assert service.get("restart") == "no", "migrate is one-shot: a restart policy would re-run it for ever"
+        else:
+            assert service.get("restart") == "unless-stopped", f"service {name} is not restarted when it dies"
+
+
+def test_web_worker_and_beat_wait_for_a_completed_migrate_and_nothing_else_migrates():
+    services = _services()
+    assert commands_of(services["migrate"]) == [["python", "manage.py", "migrate", "--noinput"]]
+    for name in APP_SERVICES:
+        depends = services[name]["depends_on"]
+        assert depends["migrate"] == {"condition": "service_completed_successfully"}, name
+        assert depends["redis"]["condition"] == "service_healthy", name
+        assert depends["postgres"]["condition"] == "service_healthy", name
+    for name, service in our_services().items():
+        if name != "migrate":
+            assert not any(argv[2:3] == ["migrate"] for argv in commands_of(service) if argv), f"{name} runs migrate"
+            assert not any(argv[2:3] == ["collectstatic"] for argv in commands_of(service) if argv), (
+                f"{name} collects static files at every start: the image does it once, at build")
+
+
+def test_redis_web_worker_and_the_proxy_have_health_checks_and_redis_persists():
+    services = _services()
+    for name in ("redis", "web", "worker", "proxy", "postgres"):
+        assert services[name].get("healthcheck", {}).get("test"), f"service {name} has no health check"
+    redis_command = shlex.split(services["redis"]["command"])
+    assert redis_command[redis_command.index("--appendonly") + 1] == "yes"
+    assert any(volume.endswith(":/data") for volume in services["redis"]["volumes"]), "the append-only file is not on a volume"
+    assert services["proxy"]["depends_on"]["web"] == {"condition": "service_healthy"}
+
+
+def test_only_the_proxy_is_published_to_every_interface_and_monitoring_only_on_loopback():
+    for name, service in _services().items():
+        for mapping in service.get("ports") or []:
+            published = str(mapping)
+            if name == "proxy":
+                continue
+            assert published.startswith("127.0.0.1:"), f"service {name} publishes {published} beyond the host's loopback"
+    assert [str(p) for p in _services()["proxy"]["ports"]] == ["8000:8080"]
+    assert "listen 8080" in (ROOT / "deploy" / "nginx" / "nginx.conf").read_text()
+
+
+def test_the_hosts_internal_callers_use_are_allowed():
+    # Prometheus scrapes web by its compose name; health checks run inside the container.
+    allowed = env_file(ENV_EXAMPLE)["DJANGO_ALLOWED_HOSTS"].split(",")
+    scrape = (ROOT / "deploy" / "observability" / "prometheus.yml").read_text()
+    for host in re.findall(r'"(\w+):\d+"', scrape):
+        if host in our_services() and host != "worker":  # the worker's listener is not Django
+            assert host in allowed, f"Prometheus scrapes {host}, which DJANGO_ALLOWED_HOSTS refuses (400)"
+    assert "localhost" in allowed
+
+
+def test_the_image_keeps_the_checkout_clutter_out_and_runs_as_a_user():
+    ignored = {line.strip() for line in DOCKERIGNORE.read_text().splitlines() if line.strip() and not line.startswith("#")}
+    assert {".venv", ".git", "*.sqlite3", ".env", "staticfiles"} <= ignored
+    assert "!.env.example" in ignored
+    lines = [line.strip() for line in DOCKERFILE.read_text().splitlines()]
+    users = [line.split()[1] for line in lines if line.startswith("USER ")]
+    assert users and users[-1] not in ("root", "0"), "the image runs as root"
+    assert any(line.startswith("RUN ") and "collectstatic" in line for line in lines)

@@ -3,6 +3,7 @@ and a weak secret is refused at start-up with a message saying what is wrong."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -16,15 +17,33 @@ def _manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
 
 
-def test_check_deploy_with_the_compose_environment_has_no_warnings():
-    done = _manage(process_environment("web"), "check", "--deploy", "--fail-level", "WARNING")
+# Django's deployment-check ids of the HTTPS settings (docs.djangoproject.com, "System
+# check framework", security): HSTS, SSL redirect, secure session and CSRF cookies.
+HTTPS_CHECKS = {"security.W004", "security.W008", "security.W012", "security.W016"}
+
+
+def test_check_deploy_with_the_compose_environment_and_tls_has_no_warnings():
+    # docs/operations.md, "TLS": TLS at the proxy and DJANGO_HTTPS=true in .env.
+    done = _manage(process_environment("web", DJANGO_HTTPS="true"), "check", "--deploy", "--fail-level", "WARNING")
     assert done.returncode == 0, done.stderr + done.stdout
     assert "System check identified no issues" in done.stdout
     assert "WARNINGS" not in done.stderr + done.stdout
 
 
-def test_the_compose_environment_serves_https_behind_the_proxy_header():
-    env = process_environment("web")
+def test_the_shipped_plain_http_environment_warns_only_about_https():
+    done = _manage(process_environment("web"), "check", "--deploy")
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert set(re.findall(r"\(security\.W\d+\)", done.stderr + done.stdout)) == {f"({c})" for c in HTTPS_CHECKS}
+
+
+def test_the_shipped_environment_serves_plain_http_without_redirects():
+    code = "from django.conf import settings as s; print(s.SECURE_PROXY_SSL_HEADER, s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SECURE_HSTS_SECONDS)"
+    done = _manage(process_environment("web"), "shell", "-v", "0", "-c", code)
+    assert done.stdout.split() == ["None", "False", "False", "False", "0"], done.stderr
+
+
+def test_with_tls_the_environment_serves_https_behind_the_proxy_header():
+    env = process_environment("web", DJANGO_HTTPS="true")
     code = "from django.conf import settings as s; print(s.SECURE_PROXY_SSL_HEADER, s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SECURE_HSTS_SECONDS)"
     done = _manage(env, "shell", "-v", "0", "-c", code)
     assert done.stdout.split() == ["('HTTP_X_FORWARDED_PROTO',", "'https')", "True", "True", "True", "31536000"], done.stderr

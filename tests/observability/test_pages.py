@@ -112,3 +112,42 @@ def test_the_reliability_page_shows_each_window_and_the_masking_warning(admin):
     warning = page.split('id="masking-warning"')[1].split("</div>")[0]
     assert "Route <b>alpha</b> over 1h" in warning and "70% → 100%" in warning and "0% → 20%" in warning
     assert 'id="roles-1h"' in page and "fallback" in page.split('id="roles-1h"')[1]
+
+
+def _open_with_reason(store, route: str, now_ms: int, op: str) -> None:
+    from routing.breaker import FailureDetail
+
+    for i in range(2):
+        store.record(route, now_ms, "invalid_response",
+                     detail=FailureDetail("invalid_response", "language", None, f"{op}-{i}", now_ms, "German, not English"))
+
+
+def test_an_open_breaker_says_why_on_the_page_the_json_endpoint_and_metrics(admin, client, breaker_prefix):
+    _pinned_routes()
+    now_ms = int(time.time() * 1000)
+    store = breaker_store()
+    _open_with_reason(store, "watched-1", now_ms - 10_000, "op")
+    page = admin.get("/admin/observability/breakerboard/").content.decode()
+    row = page.split('<th scope="row">watched-1</th>')[1].split("</tr>")[0]
+    assert "invalid_response: language" in row and "op-1" in row and "German, not English" in row
+    assert client.get("/api/v1/routing/breakers").status_code == 401
+    _, token = service_token_issue("oncall")
+    body = client.get("/api/v1/routing/breakers", HTTP_AUTHORIZATION=f"Bearer {token}").json()
+    [breaker] = [b for b in body["breakers"] if b["route"] == "watched-1"]
+    assert breaker["state"] == "open" and breaker["failure_class"] == "invalid_response"
+    assert breaker["reason"]["operation_id"] == "op-1" and breaker["reason"]["check"] == "language"
+    assert breaker["since"] < breaker["until"]
+    assert [f["operation_id"] for f in breaker["last_failures"]] == ["op-1", "op-0"]
+    assert 9.0 <= body["open_seconds"]["watched-1"] <= 15.0 and body["open_seconds"]["watched-0"] == 0
+    text = client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {token}").content.decode()
+    line = next(x for x in text.splitlines() if x.startswith('reverie_gateway_breaker_open_seconds_total{route="watched-1"}'))
+    assert 9.0 <= float(line.split()[-1]) <= 15.0
+    assert 'reverie_gateway_breaker_open_seconds_total{route="watched-0"} 0.0' in text
+
+
+def test_open_time_counts_overlapping_classes_once():
+    from observability.breakers import open_seconds
+
+    assert open_seconds({"open_total_ms": "30000", "open_covered_until": "100000"}, 90_000) == 20.0
+    assert open_seconds({"open_total_ms": "30000", "open_covered_until": "100000"}, 200_000) == 30.0
+    assert open_seconds({}, 1) == 0.0

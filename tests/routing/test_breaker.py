@@ -151,3 +151,11 @@ def test_breaker_state_is_shared_between_two_processes(breakers, settings):
     # process must not send a second trial.
     assert _other_process("trial", store.prefix, settings.REDIS_URL) == "allowed"
     assert not store.acquire("shared", T0 + 10_001).allowed
+
+
+def test_time_open_is_summed_per_route_with_overlapping_classes_once(breakers):
+    store = breakers(BreakerConfig(consecutive=1, open_s=30))
+    store.record("r", 1_000_000, "transient")
+    store.record("r", 1_010_000, "invalid_response")  # open until 1_040_000: 10 s more
+    fields = store.snapshot("r")
+    assert int(fields["open_total_ms"]) == 40_000 and int(fields["open_covered_until"]) == 1_040_000

@@ -59,6 +59,8 @@ def test_an_evidence_only_check_counts_in_the_window_but_never_breaks_the_commit
     record("failed", http_status=422),
     record("rejected", failure_reason="truncated_by_max_tokens"),  # the caller's own max_tokens
     record("failed", failure_class="transient", failure_reason="timeout"),  # transport: no check reached
+    # the request's own language explains it and no peer passed it (routing.attribution)
+    record("rejected", failure_reason="prefix_rejected", checks={"prefix.language": "fail"}, request_caused=True),
 ])
 def test_what_does_not_speak_to_the_endpoint_never_counts(rec):
     assert attempt_verdicts(rec, route("alpha"), None) is None

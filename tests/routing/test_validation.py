@@ -134,3 +134,35 @@ def test_a_schema_with_local_refs_validates_through_them():
     })
     assert validate_answer(contract, answer('{"total": 3}')).ok
     assert problems(contract, answer('{"total": -1}')) == "output $.total: -1 is less than the minimum of 0"
+
+
+BOOKING = contract_from_dict({
+    "name": "booking", "version": 1, "workload": "tools", "finish_reasons": ["tool_calls"],
+    "tools": {"book_table": {
+        "type": "object", "required": ["restaurant_id", "party_size", "time"], "additionalProperties": False,
+        "properties": {"restaurant_id": {"type": "string"}, "party_size": {"type": "integer", "maximum": 20},
+                       "time": {"type": "string", "format": "date-time"}, "contact": {"type": "string", "format": "email"}},
+    }},
+})
+
+
+def test_tool_arguments_formats_are_checked_as_the_canary_checks_them():
+    def call(**arguments):
+        return answer(None, finish="tool_calls", tools=[ToolCall(id="c1", name="book_table", arguments=json.dumps(arguments))])
+
+    good = {"restaurant_id": "r1", "party_size": 2, "time": "2026-12-03T19:30:00Z"}
+    assert validate_answer(BOOKING, call(**good)).ok
+    prose = problems(BOOKING, call(**{**good, "time": "half past seven tonight"}))
+    assert "$.time" in prose and "date-time" in prose
+    assert "email" in problems(BOOKING, call(**good, contact="not an address"))
+
+
+def test_structured_output_formats_are_checked():
+    contract = contract_from_dict({"name": "s", "version": 1, "workload": "structured", "output_mode": "json_schema",
+                                   "output_schema": {"type": "object", "properties": {
+                                       "id": {"type": "string", "format": "uuid"},
+                                       "url": {"type": "string", "format": "uri"}}}})
+    assert validate_answer(contract, answer(json.dumps({"id": "3f2b8c1e-4d5a-4b6c-8d7e-9f0a1b2c3d4e",
+                                                        "url": "https://example.org/x"}))).ok
+    bad = problems(contract, answer(json.dumps({"id": "not-a-uuid", "url": "no scheme here"})))
+    assert "$.id" in bad and "$.url" in bad

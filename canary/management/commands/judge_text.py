@@ -20,7 +20,8 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from canary.judges import run, warm_up
+from canary.judges import run
+from canary.judges.warm import warm_judges
 from core.languages import validate_language
 from core.management.strict import StrictCommand
 
@@ -40,8 +41,8 @@ class Command(StrictCommand):
             schema = run.load_schema(opts["schema"]) if opts["schema"] else None
         except (ValueError, run.InputError) as exc:
             raise CommandError(f"{'--schema' if opts['schema'] else '--language'}: {exc}") from exc
-        if opts["check"] in ("language", "all"):
-            warm_up()
+        # Every judge built before the first line is read, whichever check runs.
+        warm_judges()
         # Bytes, not the locale's text stream: a line that is not UTF-8 is that line's
         # error (``judge_line``), not a UnicodeDecodeError that ends the run.
         stdin = opts.get("stdin") or sys.stdin.buffer
