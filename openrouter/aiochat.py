@@ -46,6 +46,7 @@ import aiohttp
 import httpx
 import orjson
 import uvloop
+import yarl
 
 from openrouter.client import OpenRouterClient, pinned_body
 from openrouter.codings import UndecodableError, adecoded
@@ -128,7 +129,13 @@ class LoopOpenRouterClient(OpenRouterClient):
         self._chat_url_str = str(url)
         # The proxy (None: direct) of the one URL this client streams from, by the rule
         # every wire of ``openrouter`` follows (``openrouter.egress``).
-        self._chat_proxy = self.proxy_rule.proxy_for(url)
+        # aiohttp sends a proxy URL's ``user:password@`` only when given apart: as the
+        # ``Proxy-Authorization: Basic`` header httpx sends for it.
+        self._chat_proxy, credentials = _proxy_parts(self.proxy_rule.proxy_for(url))
+        # An https target is tunnelled (the header goes with CONNECT); an http one is
+        # forwarded whole (the header goes with the request itself).
+        self._chat_proxy_headers = credentials if url.scheme == "https" else None
+        self._chat_headers = credentials if url.scheme != "https" else None
         # A process-wide client is never closed by its owner: close its pool at exit.
         atexit.register(_close_at_exit, weakref.ref(self))
 
@@ -220,8 +227,11 @@ class LoopOpenRouterClient(OpenRouterClient):
         sent = sending.sent
         try:
             async with deadline:
-                response = await session.post(self._chat_url_str, data=body, proxy=self._chat_proxy, timeout=timeout,
-                                              allow_redirects=False, trace_request_ctx=sending)
+                response = await session.post(
+                    self._chat_url_str, data=body, headers=self._chat_headers, proxy=self._chat_proxy,
+                    proxy_headers=self._chat_proxy_headers, timeout=timeout, allow_redirects=False,
+                    trace_request_ctx=sending,
+                )
         # aiohttp's own timeouts are TimeoutErrors too: they come first.
         except aiohttp.ConnectionTimeoutError:
             self._mark_sent(ctx, sent, called)
@@ -378,6 +388,18 @@ class _Limits:
         sent_at = asyncio.get_running_loop().time() - (ctx.clock() - ctx.start)
         total_at = sent_at + total_timeout_s
         return cls(min(sent_at + ttft_limit_s, total_at), total_at)
+
+
+def _proxy_parts(proxy: str | None) -> tuple[str | None, dict[str, str] | None]:
+    """A proxy URL without its credentials, and the headers that carry them to the proxy
+    (``Proxy-Authorization: Basic``; None when the URL has none)."""
+    if proxy is None:
+        return None, None
+    url = yarl.URL(proxy)
+    if url.user is None:
+        return proxy, None
+    credentials = aiohttp.encode_basic_auth(url.user, url.password or "")
+    return str(url.with_user(None)), {"Proxy-Authorization": credentials}
 
 
 class _Plain(Exception):
