@@ -19,9 +19,9 @@ on one worker. On ``httpx.AsyncClient`` (httpcore over anyio) the burst cost the
 about 1.3 ms of CPU per stream and each probe waited 0.2-1.4 s (p50) before its request
 left; on aiohttp (C parser, one connector pool) about 0.5 ms per stream (300 streams
 on one loop, 0.15 s of CPU against 0.40 s), and ``bench/round_scale.py`` side by side
-with the httpx loop (2026-12-03, three pairs on a loaded 2-core machine): worker CPU
-per probe 2.7-2.8 ms against 3.4-4.6 ms, wait p50 0.1-0.6 s against 0.7-1.4 s, ratio
-2.3-2.9 against 3.0-5.0.
+with the httpx loop (2026-12-03, five pairs on a 2-core machine at load 7-19): worker
+CPU per probe 2.7-2.9 ms against 3.4-4.6 ms, wait p50 0.10-0.62 s against 0.45-1.40 s,
+ratio 1.79-2.88 against 2.40-5.04.
 
 Timing: ``Call.ttft_ms`` and ``total_ms`` count from the instant the request head went to
 the socket (aiohttp's trace signal ``on_request_headers_sent``); what came before on our
