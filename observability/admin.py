@@ -18,6 +18,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from canary.selectors import route_canary_states
+from observability.breaker_why import ADVICE, breaker_reasons, endpoint_verdicts
 from observability.breakers import breaker_rows
 from observability.models import BreakerBoard, Reliability
 from observability.series import breaker_page_timeline, reliability_page_charts
@@ -79,13 +80,18 @@ class BreakerBoardAdmin(_Page):
         except Exception as exc:  # noqa: BLE001 - the page must render without Redis
             error = f"breaker store unavailable ({type(exc).__name__}: {exc})"
         canary = route_canary_states(routes, timezone.now())
+        verdicts = endpoint_verdicts(routes)
+        reasons = breaker_reasons(rows)
         with_state = {r.route for r in rows}
         return {
             "rows": [{"row": r, "opened_at": _when(r.opened_at_ms), "open_until": _when(r.open_until_ms),
                       "next_trial": _when(r.next_trial_ms), "canary": canary.get(r.route),
                       # Why: the failure that opened it, else the latest one counted.
-                      "why": r.reason or (r.last_failures[0] if r.last_failures else None)} for r in rows],
-            "healthy": [{"route": r, "canary": canary.get(r.name)} for r in routes if r.name not in with_state],
+                      "why": r.reason or (r.last_failures[0] if r.last_failures else None),
+                      "verdict": verdicts.get(r.route), "attempts": reasons.get((r.route, r.failure_class), ""),
+                      "advice": ADVICE.get(r.state, "")} for r in rows],
+            "healthy": [{"route": r, "canary": canary.get(r.name), "verdict": verdicts.get(r.name)}
+                        for r in routes if r.name not in with_state],
             "error": error,
             "open_count": sum(1 for r in rows if r.state == "open"),
             "half_open_count": sum(1 for r in rows if r.state == "half_open"),

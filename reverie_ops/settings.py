@@ -66,9 +66,11 @@ if _proxy_header and len(_proxy_header) != 2:
     )
 SECURE_PROXY_SSL_HEADER = (_proxy_header[0], _proxy_header[1]) if _proxy_header else None
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=HTTPS)
-# Paths (regular expressions, no leading slash) answered over plain HTTP too, e.g. a
-# load balancer's health check: ^api/v1/health$
-SECURE_REDIRECT_EXEMPT = env.list("DJANGO_SECURE_REDIRECT_EXEMPT", default=[])
+# Paths (regular expressions, no leading slash) answered over plain HTTP too. By default
+# the two that callers inside the deployment fetch from web:8000 directly, never through
+# the TLS proxy: compose's health check (/api/v1/health) and Prometheus's scrape (/metrics);
+# redirected, the web service would never turn healthy and every scrape would fail.
+SECURE_REDIRECT_EXEMPT = env.list("DJANGO_SECURE_REDIRECT_EXEMPT", default=[r"^api/v1/health$", r"^metrics$"])
 SESSION_COOKIE_SECURE = env.bool("DJANGO_SESSION_COOKIE_SECURE", default=HTTPS)
 CSRF_COOKIE_SECURE = env.bool("DJANGO_CSRF_COOKIE_SECURE", default=HTTPS)
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])

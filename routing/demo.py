@@ -12,14 +12,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import openai
+import redis
 
 from routing.discovery import routes_sync
 from routing.models import AttemptEvent, ContractVersion, Route
-from routing.services import contracts_load_file
+from routing.services import contract_version_create, contracts_load_file
 
 CONTRACTS_FILE = Path(__file__).resolve().parent / "contract_files" / "workloads.json"
 # The default fleet's vision model and host (canary/fleets/default.json).
@@ -149,4 +151,130 @@ def demo_report(calls: list[DemoCall]) -> str:
         for route, status, validation in call.attempts:
             lines.append(f"      {route:<40} {status:<10} {validation[:110]}")
         lines.append(f"      -> {call.summary}")
+    return "\n".join(lines)
+
+
+# The breaker part of the tour: the default fleet's meridian/fp8 host times out, answers
+# 502 or breaks mid-stream on most requests (canary/fleets/default.json). The demo labels
+# its route as the only one in BREAKER_REGION and calls it under a contract restricted to
+# that region (as a data-residency contract would be), so each call's one attempt lands on
+# it and the gateway's own breaker counts the failures until it opens.
+BREAKER_TAG = "meridian/fp8"
+BREAKER_REGION = "eu-north"
+BREAKER_CONTRACT: dict[str, Any] = {
+    "name": "roleplay-eu", "version": 1, "workload": "text", "modalities": ["text"],
+    "model_classes": ["chat-70b"], "regions": [BREAKER_REGION],
+    "deadline_s": 6, "connect_s": 0.5, "generation_s": 2, "validation_s": 0.1, "attempt_timeout_s": 2,
+    "min_output_chars": 20, "max_attempts": 1, "max_fallbacks": 0,
+}
+_BREAKER_MESSAGES: list[Any] = [
+    {"role": "system", "content": "You are Mira, the innkeeper. Reply in English, in character."},
+    {"role": "user", "content": "*sets a wet cloak by the fire* Is the kitchen still open?"}]
+
+
+@dataclass
+class BreakerTrip:
+    """The breaker part of the tour.
+
+    ``route``/``tag``: the route called and its endpoint; ``calls``: each call's outcome
+    ("accepted" or the SDK's error class, status and the gateway's code); ``failure_class``:
+    the class whose breaker opened ("" if none did); ``open_until_ms`` (epoch ms) and
+    ``window`` (the class's window of the last calls, "1" a failure) read back from the
+    store when it opened; ``refused``: the call made after it opened (the gateway's
+    answer without calling the host); ``store_error``: why the store could not be read
+    (Redis down: the breakers fail open and nothing opens).
+    """
+
+    route: str
+    tag: str
+    calls: list[str] = field(default_factory=list)
+    failure_class: str = ""
+    open_until_ms: int = 0
+    opened_at_ms: int = 0
+    refused: str = ""
+    store_error: str = ""
+
+
+def demo_breaker_route(model_id: str) -> str:
+    """Label the ``BREAKER_TAG`` route of ``model_id`` (made by ``demo_routes_ensure``) as
+    the only one in ``BREAKER_REGION`` and return its name. Raises ``Route.DoesNotExist``
+    when the fleet has no such endpoint."""
+    Route.objects.filter(model_id=model_id, region=BREAKER_REGION).exclude(provider_tag=BREAKER_TAG).update(region="")
+    route = Route.objects.get(model_id=model_id, provider_tag=BREAKER_TAG, enabled=True)
+    route.region = BREAKER_REGION
+    route.save(update_fields=["region"])
+    return route.name
+
+
+def open_breaker(fields: dict[str, str]) -> tuple[str, int, int]:
+    """The open breaker in one route's store fields (``BreakerStore.snapshot`` shape):
+    (failure class, open until ms, opened at ms), or ("", 0, 0) when none is open."""
+    for key, value in sorted(fields.items()):
+        if key.endswith(":state") and value == "open":
+            cls = key[: -len(":state")]
+            return cls, int(float(fields.get(f"{cls}:until", 0) or 0)), int(float(fields.get(f"{cls}:opened", 0) or 0))
+    return "", 0, 0
+
+
+def demo_breaker_trip(base_url: str, token: str, *, model_id: str, route: str,
+                      snapshot: Callable[[str], dict[str, str]], max_calls: int = 40) -> BreakerTrip:
+    """Call ``route`` (pinned by ``BREAKER_CONTRACT``'s region) through the OpenAI SDK at
+    ``base_url`` with service ``token`` until its breaker opens, at most ``max_calls``
+    times (each call is bounded by the contract's 2 s attempt timeout), then once more to
+    show the refusal. ``snapshot(route)`` reads the route's breaker fields (the store's
+    ``snapshot``); a ``redis.RedisError`` from it ends the calls with ``store_error`` set
+    (with Redis down the gateway's breakers fail open, docs/sources/resilience.md,
+    "Circuit breakers")."""
+    row = contract_version_create(dict(BREAKER_CONTRACT), actor="demo", note="the demo's breaker tour")
+    client = openai.OpenAI(base_url=base_url, api_key=token, max_retries=0, timeout=30)
+    key = f"{row.name}@{row.version}"
+    trip = BreakerTrip(route=route, tag=BREAKER_TAG)
+    for _ in range(max_calls):
+        trip.calls.append(_plain_call(client, key, model_id))
+        try:
+            cls, until, opened = open_breaker(snapshot(route))
+        except redis.RedisError as exc:
+            trip.store_error = f"{type(exc).__name__}: {exc}"
+            return trip
+        if cls:
+            trip.failure_class, trip.open_until_ms, trip.opened_at_ms = cls, until, opened
+            trip.refused = _plain_call(client, key, model_id)
+            return trip
+    return trip
+
+
+def _plain_call(client: openai.OpenAI, key: str, model_id: str) -> str:
+    try:
+        client.chat.completions.create(model=model_id, messages=_BREAKER_MESSAGES, max_tokens=120,
+                                      extra_headers={"X-Routing-Contract": key})
+    except openai.APIStatusError as exc:
+        body = exc.body if isinstance(exc.body, dict) else {}
+        message = str(body.get("message"))
+        if body.get("code") == "all_routes_suppressed":
+            # Its first clause says it; the rest lists every route ruled out and why.
+            message = message.split(": ")[0]
+        return f"{type(exc).__name__} {exc.status_code} {body.get('code')}: {message[:120]}"
+    return "accepted"
+
+
+def demo_breaker_report(trip: BreakerTrip, *, page_url: str) -> str:
+    """The breaker part of the tour as text, ending with where to look (``page_url``)."""
+    lines = ["", f"The gateway's circuit breaker: contract {BREAKER_CONTRACT['name']} may only use region "
+                 f"{BREAKER_REGION}, whose one route is {trip.route} ({trip.tag}, a failing host of the fleet):"]
+    for i, outcome in enumerate(trip.calls, 1):
+        lines.append(f"  call {i:>2}: {outcome}")
+    if trip.store_error:
+        lines.append(f"  The breaker store (Redis) is unreachable ({trip.store_error}): breakers fail open, "
+                     "so none opened; the demo goes on without one.")
+        return "\n".join(lines)
+    if not trip.failure_class:
+        lines.append(f"  No breaker opened after {len(trip.calls)} calls (the host answered often enough).")
+        return "\n".join(lines)
+    until = datetime.fromtimestamp(trip.open_until_ms / 1000, UTC)
+    lines += [
+        f"  then, breaker open:  {trip.refused}",
+        f"Opened: the {trip.failure_class} breaker of route {trip.route} after {len(trip.calls)} calls; "
+        f"open until {until:%Y-%m-%d %H:%M:%S} UTC, then one trial call (half-open).",
+        f"  Look at it: {page_url}  (Observability > Circuit breakers; each call is under Routing > Request events).",
+    ]
     return "\n".join(lines)

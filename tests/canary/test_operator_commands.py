@@ -4,6 +4,7 @@ watches, and the demo's rounds stamped in the past, never in the future."""
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 
@@ -14,7 +15,10 @@ from django.utils import timezone
 
 from canary.models import Endpoint, Provider, Round
 from core.tokens import service_token_issue
-from reverie_ops.management.commands.demo import demo_first_round_at
+from observability.breakers import breaker_rows
+from reverie_ops.management.commands.demo import Command, demo_first_round_at
+from routing.models import Route
+from routing.services import breaker_store
 
 pytestmark = pytest.mark.django_db
 
@@ -70,13 +74,39 @@ def test_the_demos_last_round_runs_now_and_the_first_30_minutes_before():
     assert demo_first_round_at(now, 3) == now - timedelta(hours=1)
 
 
-@pytest.mark.slow(25)
-def test_the_demo_stamps_no_round_in_the_future(settings, monkeypatch):
+@pytest.mark.slow(30)
+@pytest.mark.django_db(transaction=True)  # the tour's gateway serves from another thread: committed rows
+def test_the_demo_stamps_no_round_in_the_future_and_ends_with_one_breaker_open(settings, monkeypatch):
     settings.OPENROUTER_BASE_URL = settings.OPENROUTER_BASE_URL  # restored after the test
+    settings.ROUTING_BREAKER_PREFIX = settings.ROUTING_BREAKER_PREFIX
+    settings.CANARY_LIVE_PREFIX = settings.CANARY_LIVE_PREFIX
     monkeypatch.setenv("OPENROUTER_BASE_URL", settings.OPENROUTER_BASE_URL)
+    # The breakers as the pages would read them at the end of the tour, just before the
+    # demo removes its keys on exit.
+    seen: dict = {}
+    leave = Command._redis_leave
+
+    def read_then_leave(self: Command) -> None:
+        store = breaker_store()
+        seen["prefix"], seen["client"] = self._prefix, store.client
+        seen["rows"] = breaker_rows(store, list(Route.objects.values_list("name", flat=True)), int(time.time() * 1000))
+        leave(self)
+
+    monkeypatch.setattr(Command, "_redis_leave", read_then_leave)
+    keys_before = set(breaker_store().client.scan_iter())
     before = timezone.now()
-    run("demo", "--no-serve")
+    text = run("demo", "--no-serve")
     after = timezone.now()
+    opened = [r for r in seen["rows"] if r.state == "open"]
+    assert [(r.route, r.failure_class) for r in opened] == [("llama-3-3-70b-instruct-meridian-fp8", "transient")]
+    assert opened[0].open_until_ms > (after.timestamp() + 50 * 60) * 1000  # the demo's hour, not 30 s
+    assert opened[0].opened_at_ms is not None
+    assert "Opened: the transient breaker of route llama-3-3-70b-instruct-meridian-fp8" in text
+    assert "all_routes_suppressed" in text
+    assert "/admin/observability/breakerboard/" in text
+    assert not list(seen["client"].scan_iter(match=f"{seen['prefix']}*"))
+    assert set(seen["client"].scan_iter()) <= keys_before  # nothing left outside its prefix either
+    assert getattr(settings, "ROUTING_BREAKER", None) in (None, {})
     starts = sorted(Round.objects.values_list("started_at", flat=True))
     assert len(starts) == 2
     assert starts[1] - starts[0] == timedelta(minutes=30)

@@ -109,18 +109,21 @@ def test_a_surrogate_pair_split_across_two_chunks_is_valid_text_and_accepted(hos
     assert result.ok and result.answer is not None and result.answer.content == "Hello \U0001f600 traveller."
 
 
-def test_an_answer_the_ledger_cannot_store_still_reaches_the_client_and_leaves_no_key_claimed(
+def test_an_answer_holding_u0000_is_refused_as_invalid_and_leaves_no_key_claimed(
     client, settings, start_sim, use_sim, hostile
 ):
-    # U+0000 is valid text (the client gets it) but PostgreSQL's jsonb refuses it: the
-    # accepted answer cannot be kept for replay, so the key is settled "unknown" (a
-    # contract with side effects: it happened, it is not replayed), not left claimed.
+    # U+0000 in a reply is an invalid character (the gateway's whole-reply checks, as the
+    # canary's encoding judge): the attempt is an invalid_response of its route, never an
+    # answer PostgreSQL's jsonb could not keep, and the key is released, not left claimed.
     env, world = _env(settings, start_sim, use_sim, hostile, {"nul": "0.0000001"})
     response = post(client, env, "book-nul")
-    assert response.status_code == 200, response.content
-    assert response.json()["choices"][0]["message"]["content"] == "Hello \x00 traveller."
-    assert ExecutionLedger.objects.get(key="request:booking-agent:book-nul").status == "unknown"
+    assert response.status_code == 502, response.content
+    attempt = response.json()["error"]["attempts"][0]
+    assert (attempt["route"], attempt["failure_class"], attempt["checks"]["answer.invalid_chars"]) == (
+        "nul", "invalid_response", "fail")
+    assert ExecutionLedger.objects.get(key="request:booking-agent:book-nul").status == "failed"
     again = post(client, env, "book-nul")
-    assert again.status_code == 409
-    assert again.json()["error"]["message"] == "operation book-nul has an unknown outcome and is not replayed"
+    # Served afresh (its one route now failed, or its breaker open after that failure),
+    # never 409: nothing was left claimed.
+    assert again.status_code in (502, 503) and again.json()["error"]["code"] != "idempotency_key_in_use"
     next(world, None)

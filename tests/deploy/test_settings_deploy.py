@@ -49,6 +49,17 @@ def test_with_tls_the_environment_serves_https_behind_the_proxy_header():
     assert done.stdout.split() == ["('HTTP_X_FORWARDED_PROTO',", "'https')", "True", "True", "True", "31536000"], done.stderr
 
 
+def test_with_tls_internal_callers_still_reach_health_and_metrics_over_plain_http():
+    # Compose's health check and Prometheus fetch web:8000 directly, bypassing the TLS proxy.
+    env = process_environment("web", DJANGO_HTTPS="true")
+    code = ("from django.test import Client; c = Client(HTTP_HOST='web:8000'); "
+            "print(*(c.get(p).status_code for p in ('/api/v1/health', '/metrics', '/admin/login/')))")
+    done = _manage(env, "shell", "-v", "0", "-c", code)
+    health, metrics, admin = (int(x) for x in done.stdout.split())
+    assert health in (200, 503) and metrics in (401, 403, 503), done.stdout + done.stderr
+    assert admin == 301  # pages still go to HTTPS
+
+
 @pytest.mark.parametrize(
     ("secret", "says"),
     [("change-me", "placeholder 'change-me'"), ("x" * 20 + "abcde", "25 characters long; at least 50"), ("", "is not set")],

@@ -28,12 +28,15 @@ def gunicorn_base() -> Iterator[str]:
         cwd=ROOT, env={**os.environ, "DJANGO_DEBUG": "true"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        # The worker builds the judges before it accepts (warm start): tens of seconds on a
+        # loaded machine.
+        deadline = time.monotonic() + 180
+        while True:
             try:
                 httpx.get(base + "/api/v1/openapi.json", timeout=1)
                 break
             except httpx.TransportError:
+                assert time.monotonic() < deadline, "gunicorn did not answer within 180 s"
                 time.sleep(0.2)
         yield base
     finally:

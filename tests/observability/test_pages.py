@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from canary.models import Endpoint, Exclusion
+from canary.models import Endpoint, EndpointRound, Exclusion
 from core.tokens import service_token_issue
 from observability.fixtures import request_add
 from routing.models import Route
@@ -69,8 +69,17 @@ def test_metrics_needs_a_service_token_and_exposes_breakers_and_canary(client, b
 
 
 def test_the_breakers_page_shows_state_failures_and_the_next_trial(admin, breaker_prefix):
-    canary_state_create(suspended=1, endpoints=3)
+    rnd = canary_state_create(suspended=1, endpoints=3)
     _pinned_routes()
+    frozen = Endpoint.objects.get(tag="acme/v1")
+    EndpointRound.objects.create(round=rnd, endpoint=frozen, outcome="frozen", created_at=rnd.started_at,
+                                 evidence={"replies": {"transport": {"http_429": 4}, "probes": 4}})
+    # The attempts that opened watched-2's breaker: an answer, then two rejected ones.
+    now = timezone.now()
+    request_add(now - timedelta(minutes=3), contract="chat@1", attempts=[("watched-2", "accepted")])
+    for minutes in (2, 1):
+        request_add(now - timedelta(minutes=minutes), contract="chat@1", attempts=[("watched-2", "rejected")],
+                    outcome="failed")
     now_ms = int(time.time() * 1000)
     store = breaker_store()
     store.record("watched-2", now_ms, "invalid_response")
@@ -80,8 +89,14 @@ def test_the_breakers_page_shows_state_failures_and_the_next_trial(admin, breake
     row = page.split('<th scope="row">watched-2</th>')[1].split("</tr>")[0]
     assert "invalid_response" in row and 'class="obs-open">open' in row
     assert time.strftime("%Y-%m-%d %H:%M", time.gmtime((now_ms + 30_000) / 1000)) in row  # next half-open trial
+    why = page.split('<th scope="row">watched-2</th>')[1].split('class="obs-breaker-why"')[1].split("</tr>")[0]
+    assert "<b>Recent attempts:</b> 2 of the last 3 attempts failed as invalid_response: invalid_response ×2" in why
+    assert "<b>What to do:</b> Nothing to undo" in why
     closed = page.split('id="closed-routes"')[1]
     assert "suspended until" in closed.split("watched-0")[1].split("</tr>")[0]
+    frozen_cell = closed.split("watched-1")[1].split("</tr>")[0]
+    assert f'href="/admin/canary/endpoint/{frozen.pk}/history/"' in frozen_cell
+    assert "last round frozen: http_429 on 4 of 4 probes" in frozen_cell
 
 
 def test_the_routes_list_says_when_the_canary_suspended_or_an_exclusion_covers_a_route(admin, breaker_prefix):

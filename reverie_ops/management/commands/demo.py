@@ -8,6 +8,7 @@ through the OpenAI SDK (``routing.demo``), then serves the web app with an admin
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import signal
@@ -24,6 +25,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError, CommandParser
 from django.core.wsgi import get_wsgi_application
+from django.urls import reverse
 from django.utils import timezone
 
 from canary.models import Endpoint, EndpointPolicyState
@@ -39,13 +41,23 @@ from core.management.strict import StrictCommand
 from core.redis_keys import keys_under_delete
 from core.tokens import service_token_issue
 from fake_openrouter.process import SimulatorStartError, free_port, start_simulator
-from routing.demo import demo_calls, demo_report, demo_routes_ensure
-from routing.services import gateway_flush, gateway_reset
+from routing.demo import (
+    demo_breaker_report,
+    demo_breaker_route,
+    demo_breaker_trip,
+    demo_calls,
+    demo_report,
+    demo_routes_ensure,
+)
+from routing.services import breaker_store, gateway_flush, gateway_reset, routes_cache_clear
 
 DEFAULT_FLEET = Path(settings.BASE_DIR) / "canary" / "fleets" / "default.json"
 # The default fleet's host that runs its own content filter: the refusal probe's control.
 DEMO_CONTROLS = {"dynamo/bf16": ["refusal"]}
 ROUND_INTERVAL = timedelta(minutes=30)
+# The demo's breakers stay open an hour (the default is 30 s, Envoy's base ejection time),
+# so the one its tour opens is still open while someone looks at the pages.
+DEMO_BREAKER_OPEN_S = 3600.0
 REVIEWED_FILE = Path(settings.BASE_DIR) / "canary" / "exclusions" / "reviewed.json"
 
 
@@ -98,10 +110,14 @@ class Command(StrictCommand):
         # A plain kill (SIGTERM) must stop the simulator too: turn it into SystemExit so
         # the ``finally`` below runs, as it does for Ctrl-C.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-        # The demo's breaker keys live under a prefix of their own, removed on exit: a
-        # demo run never leaves a 24-hour breaker behind in a Redis someone else uses.
+        # The demo's breaker and live-scorecard keys live under a prefix of their own,
+        # removed on exit: a demo run never leaves a 24-hour breaker or a live window behind
+        # in a Redis someone else uses.
         self._prefix = demo_key_prefix()
         settings.ROUTING_BREAKER_PREFIX = f"{self._prefix}routing:breaker"
+        settings.CANARY_LIVE_PREFIX = f"{self._prefix}live"
+        breaker_before = getattr(settings, "ROUTING_BREAKER", None)
+        settings.ROUTING_BREAKER = {**(breaker_before or {}), "open_s": DEMO_BREAKER_OPEN_S}
         gateway_reset()
         try:
             base = f"http://127.0.0.1:{port}/api/v1"
@@ -138,6 +154,8 @@ class Command(StrictCommand):
             sim.terminate()
             sim.wait(timeout=5)
             self._redis_leave()
+            settings.ROUTING_BREAKER = breaker_before
+            gateway_reset()
 
     def _redis_leave(self) -> None:
         """Delete the demo's keys (its prefix) from the routing Redis; a Redis that is down
@@ -182,13 +200,28 @@ class Command(StrictCommand):
         server = make_server("127.0.0.1", 0, get_wsgi_application(), handler_class=_QuietHandler)
         thread = threading.Thread(target=server.serve_forever, name="demo-gateway", daemon=True)
         thread.start()
+        base = f"http://127.0.0.1:{server.server_port}/v1"
         try:
-            calls = demo_calls(f"http://127.0.0.1:{server.server_port}/v1", token,
-                               model_id=settings.CANARY_MODEL, flush=gateway_flush)
+            calls = demo_calls(base, token, model_id=settings.CANARY_MODEL, flush=gateway_flush)
+            self.stdout.write(demo_report(calls))
+            route = demo_breaker_route(settings.CANARY_MODEL)
+            routes_cache_clear()
+            # The gateway's 502/503 answers are what this part shows, and it prints them
+            # itself: Django's per-response error log would only repeat them.
+            request_log = logging.getLogger("django.request")
+            level = request_log.level
+            request_log.setLevel(logging.CRITICAL)
+            try:
+                trip = demo_breaker_trip(base, token, model_id=settings.CANARY_MODEL, route=route,
+                                         snapshot=breaker_store().snapshot)
+            finally:
+                request_log.setLevel(level)
+            gateway_flush()
         finally:
             server.shutdown()
             thread.join(5)
-        self.stdout.write(demo_report(calls))
+        page = f"http://{self._addr}{reverse('admin:observability_breakerboard_changelist')}"
+        self.stdout.write(demo_breaker_report(trip, page_url=page))
 
     def _seed(self) -> None:
         """Discover once and mark the known content filter as the refusal probe's control."""
