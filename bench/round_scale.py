@@ -25,7 +25,7 @@ Every wait has a timeout, and a worker that dies ends the bench with a message.
 rounds (``DIR/w0.raw``, ``DIR/sim.raw``: collapsed stacks of the thread holding the GIL,
 100 Hz); the sampling slows the rounds, so such a run's ratio means nothing.
 Needs PostgreSQL and Redis on loopback (`make bench` starts them). Uses a fresh database
-`reverie_bench` and Redis database 9 (flushed).
+`reverie_bench` and Redis database 9 (flushed; ``BENCH_DB_NAME`` and ``BENCH_REDIS_URL`` name others).
 """
 
 from __future__ import annotations
@@ -45,8 +45,9 @@ from pathlib import Path
 
 from _setup import ROOT, fresh_postgres, listen_overflows, proc_cpu_s, scale_fleet, simulator
 
-DB_URL = fresh_postgres("reverie_bench")
-BROKER = "redis://127.0.0.1:6379/9"
+# Two people benching on one machine name their own database and Redis database.
+DB_URL = fresh_postgres(os.environ.get("BENCH_DB_NAME", "reverie_bench"))
+BROKER = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")
 os.environ["REDIS_URL"] = BROKER
 os.environ["CELERY_BROKER_URL"] = BROKER
 os.environ["CANARY_RATE_LIMIT_REDIS"] = "true"
@@ -93,7 +94,7 @@ def start_worker(name: str, base_url: str) -> subprocess.Popen[bytes]:
 
 
 def log_path(name: str) -> Path:
-    return Path(f"/tmp/bench-{name}.log")
+    return Path(f"/tmp/bench-{os.environ.get('BENCH_DB_NAME', 'reverie_bench')}-{name}.log")
 
 
 def check_alive(workers: dict[str, subprocess.Popen[bytes]]) -> None:

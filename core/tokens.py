@@ -24,7 +24,8 @@ VERIFY_CACHE_S = 5.0
 # The longest overlap a rotation grants (s): a week is enough to roll out a secret, and a
 # longer one is more likely a typo (minutes for days) than a plan.
 OVERLAP_MAX_S = 7 * 24 * 3600.0
-_cache: dict[str, float] = {}
+# token hash -> (monotonic time until which it is trusted, its service name)
+_cache: dict[str, tuple[float, str]] = {}
 _lock = threading.Lock()
 
 
@@ -154,25 +155,34 @@ def service_token_list(*, now: datetime | None = None) -> list[TokenListing]:
 def service_token_verify(authorization: str | None) -> bool:
     """True when the ``Authorization: Bearer <token>`` header carries a valid token (never
     revoked, or in a rotation's overlap). A database check also records the last use."""
+    return service_token_caller(authorization) is not None
+
+
+def service_token_caller(authorization: str | None) -> str | None:
+    """The name of the service whose valid token the ``Authorization: Bearer <token>``
+    header carries, or None (no bearer token, unknown, revoked). The name is the caller's
+    identity: it outlives a rotation (the new secret keeps the name), so what is scoped by
+    it (the gateway's idempotency keys, routing/README.md) survives a rotation too. A
+    database check also records the last use."""
     scheme, _, token = (authorization or "").strip().partition(" ")
     # The scheme is case-insensitive (RFC 9110 §11.1).
     if scheme.lower() != "bearer" or not token.strip():
-        return False
+        return None
     digest = token_hash(token.strip())
     now = time.monotonic()
     with _lock:
-        until = _cache.get(digest)
-    if until is not None and until > now:
-        return True
+        until, name = _cache.get(digest, (0.0, ""))
+    if until > now:
+        return name
     wall = timezone.now()
-    row = ServiceToken.objects.filter(_live(wall), token_hash=digest).values("pk", "revoked_at").first()
+    row = ServiceToken.objects.filter(_live(wall), token_hash=digest).values("pk", "name", "revoked_at").first()
     if row is None:
-        return False
+        return None
     ServiceToken.objects.filter(pk=row["pk"]).update(last_used_at=wall)
     remember = VERIFY_CACHE_S
     if row["revoked_at"] is not None:
         # An overlap ending sooner than the cache would is honoured to the second.
         remember = min(remember, (row["revoked_at"] - wall).total_seconds())
     with _lock:
-        _cache[digest] = now + remember
-    return True
+        _cache[digest] = (now + remember, row["name"])
+    return str(row["name"])

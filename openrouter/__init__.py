@@ -26,5 +26,5 @@ One pinned chat call (the canary's side; the gateway's is ``routing.gateway.upst
 - ``streamcall``: one streamed reply folded into a ``Call``, whichever client read it.
 - ``client``: discovery, generation lookups and pinned chats on httpx's sync client.
 - ``aiochat``: the same client whose streamed chats run on the process's event loop
-  (``httpx.AsyncClient``), the probes' wire.
+  (``aiohttp.ClientSession``: lighter per stream in a round's burst), the probes' wire.
 """

@@ -6,15 +6,27 @@ thread blocks once per call, not once per chunk.
 
 ``LoopOpenRouterClient`` is an ``OpenRouterClient`` (discovery, generation lookups and
 non-streamed chats stay on its sync httpx clients) whose streamed ``chat_pinned`` is
-handed to the loop once per call and read there by ``httpx.AsyncClient``, through the
-proxy of the standard environment (``openrouter.egress``). The frames, the JSON policy
-and the way a stream ends are ``openrouter.streamcall``'s, as for the sync client, so
-both return the same ``Call`` for the same bytes.
+handed to the loop once per call and read there by ``aiohttp.ClientSession``, through the
+proxy the standard environment names for the chat URL (``openrouter.egress``'s rule,
+passed as aiohttp's ``proxy=``). The frames, the JSON policy, the caps, the bounded
+decoding of a content-coding and the way a stream ends are ``openrouter``'s own, as for
+the sync client, so both return the same ``Call`` for the same bytes (the wording of a
+transport error may differ: each names its parser's reason).
+
+Why aiohttp here and httpx elsewhere (issue #30 allows a well-kept alternative for the
+probe loop when it serves a measured need): a round opens hundreds of probes at once
+on one worker. On ``httpx.AsyncClient`` (httpcore over anyio) the burst cost the loop
+about 1.3 ms of CPU per stream and each probe waited 0.2-1.4 s (p50) before its request
+left; on aiohttp (C parser, one connector pool) about 0.5 ms per stream (300 streams
+on one loop, 0.15 s of CPU against 0.40 s), and ``bench/round_scale.py`` side by side
+with the httpx loop (2026-12-03, five pairs on a 2-core machine at load 7-19): worker
+CPU per probe 2.7-2.9 ms against 3.4-4.6 ms, wait p50 0.10-0.62 s against 0.45-1.40 s,
+ratio 1.79-2.88 against 2.40-5.04.
 
 Timing: ``Call.ttft_ms`` and ``total_ms`` count from the instant the request head went to
-the socket (httpx's ``trace`` extension, ``http11.send_request_headers``); what came before
-on our side (the hand-off to the loop, the connection pool, the TCP connect) is
-``Call.wait_ms``, so a burst of our own probes does not inflate the endpoint's TTFT.
+the socket (aiohttp's trace signal ``on_request_headers_sent``); what came before on our
+side (the hand-off to the loop, the connection pool, the TCP connect) is ``Call.wait_ms``,
+so a burst of our own probes does not inflate the endpoint's TTFT.
 """
 
 from __future__ import annotations
@@ -22,26 +34,27 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
-import itertools
 import os
 import threading
 import weakref
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, TypeVar
 
+import aiohttp
 import httpx
 import orjson
 import uvloop
+import yarl
 
 from openrouter.client import OpenRouterClient, pinned_body
 from openrouter.codings import UndecodableError, adecoded
-from openrouter.egress import AsyncEgressTransport
 from openrouter.errors import ErrorInfo, is_moderation_error, parse_error_body
 from openrouter.jsonbody import InvalidBodyError, TooLargeError
 from openrouter.result import Call, CallContext, status_kind
 from openrouter.streamcall import StreamCall
-from openrouter.transport import Cut, GuardedBody, NoCookies, declared_length
+from openrouter.transport import Cut, GuardedBody
 
 T = TypeVar("T")
 # How long past a call's own limits the calling thread waits for the loop before it
@@ -50,6 +63,9 @@ LOOP_MARGIN_S = 15.0
 # How long the end of a stream's body (its last chunk, after [DONE]) is waited for so that
 # its connection can be reused (s).
 DRAIN_S = 1.0
+# How long an idle connection stays in the pool (s): httpx's keep-alive expiry, which
+# the sync client keeps.
+KEEPALIVE_S = 5.0
 
 
 class EventLoopThread:
@@ -105,22 +121,30 @@ class LoopOpenRouterClient(OpenRouterClient):
         super().__init__(*args, **kwargs)
         self._loop_streams = not self.transport_injected
         self._runner = EventLoopThread()
-        self._aclients: list[httpx.AsyncClient] = []
-        self._aclient_pid = 0
-        self._aturn = itertools.count()
+        self._session: aiohttp.ClientSession | None = None
+        self._session_pid = 0
         url = httpx.URL(f"{self.base_url}/chat/completions")
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"the base URL {self.base_url!r} is not http(s) with a host")
-        self._chat_url = url
+        self._chat_url_str = str(url)
+        # The proxy (None: direct) of the one URL this client streams from, by the rule
+        # every wire of ``openrouter`` follows (``openrouter.egress``).
+        # aiohttp sends a proxy URL's ``user:password@`` only when given apart: as the
+        # ``Proxy-Authorization: Basic`` header httpx sends for it.
+        self._chat_proxy, credentials = _proxy_parts(self.proxy_rule.proxy_for(url))
+        # An https target is tunnelled (the header goes with CONNECT); an http one is
+        # forwarded whole (the header goes with the request itself).
+        self._chat_proxy_headers = credentials if url.scheme == "https" else None
+        self._chat_headers = credentials if url.scheme != "https" else None
         # A process-wide client is never closed by its owner: close its pool at exit.
         atexit.register(_close_at_exit, weakref.ref(self))
 
     def close(self) -> None:
         super().close()
-        aclients, self._aclients = self._aclients, []
-        if aclients and self._aclient_pid == os.getpid():
+        session, self._session = self._session, None
+        if session is not None and self._session_pid == os.getpid():
             try:
-                self._runner.run(_aclose_all(aclients), 5.0)
+                self._runner.run(session.close(), 5.0)
             except (TimeoutError, RuntimeError):
                 pass
         self._runner.close()
@@ -161,82 +185,86 @@ class LoopOpenRouterClient(OpenRouterClient):
         except TimeoutError:
             return ctx.call(kind="timeout", message=f"no result from the event loop within {limit_s:.0f} s")
 
-    def _aclient_get(self) -> httpx.AsyncClient:
-        """The next of the loop's clients, in turn (made on the loop, again in a forked
-        child). Several, as for the sync client: httpcore's pool scans every request
-        against every connection it holds whenever a request starts or ends, which with a
-        worker's hundreds of probes in one pool was most of the loop's time and queued
-        probes for seconds before sending (bench/round_scale.py, 2026-12-03)."""
-        if not self._aclients or self._aclient_pid != os.getpid():
-            ssl_context = httpx.create_ssl_context()
-            per_shard = max(1, self.max_connections // self.pool_shards)
-            limits = httpx.Limits(max_connections=per_shard, max_keepalive_connections=per_shard)
-            self._aclients = [self._aclient_new(ssl_context, limits) for _ in range(self.pool_shards)]
-            self._aclient_pid = os.getpid()
-        return self._aclients[next(self._aturn) % len(self._aclients)]
+    def _session_get(self) -> aiohttp.ClientSession:
+        """The loop's one session (made on the loop, again in a forked child).
 
-    def _aclient_new(self, ssl_context: Any, limits: httpx.Limits) -> httpx.AsyncClient:
-        return httpx.AsyncClient(
-            headers={**self.headers, "Accept": "text/event-stream", "Cache-Control": "no-store",
-                     "Content-Type": "application/json"},
-            transport=AsyncEgressTransport(
-                lambda proxy: httpx.AsyncHTTPTransport(retries=0, verify=ssl_context, limits=limits, proxy=proxy),
-                self.proxy_rule,
-            ),
-            follow_redirects=False,
-            cookies=NoCookies(),
-        )
+        One pool, not shards: aiohttp's connector keeps idle connections per origin in a
+        queue and hands one out in constant time, where httpcore scanned every request
+        against every connection it held. Idle connections close after ``KEEPALIVE_S``,
+        as httpx's did. Redirects are not followed and cookies not kept (a probe is one
+        request); bodies arrive raw and are decoded in bounded steps
+        (``openrouter.codings``)."""
+        if self._session is None or self._session_pid != os.getpid():
+            connector = aiohttp.TCPConnector(
+                limit=self.max_connections, limit_per_host=0, ssl=httpx.create_ssl_context(),
+                keepalive_timeout=KEEPALIVE_S,
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                headers={**self.headers, "Accept": "text/event-stream", "Cache-Control": "no-store",
+                         "Content-Type": "application/json"},
+                cookie_jar=aiohttp.DummyCookieJar(),
+                auto_decompress=False,
+                trust_env=False,  # the proxy is ``openrouter.egress``'s rule, passed per request
+                trace_configs=[_SEND_TRACE],
+            )
+            self._session_pid = os.getpid()
+        return self._session
 
     async def _stream(self, body: bytes, ctx: CallContext, called: float, ttft_limit_s: float,
                       total_timeout_s: float) -> Call:
-        client = self._aclient_get()
+        session = self._session_get()
         loop = asyncio.get_running_loop()
         read_s = min(ttft_limit_s, self.idle_timeout_s, total_timeout_s)
-        timeout = httpx.Timeout(connect=min(self.connect_timeout_s, ttft_limit_s), read=read_s, write=total_timeout_s,
-                                pool=self.connect_timeout_s)
+        # ``connect`` bounds the wait for a free connection and the connect together;
+        # ``sock_read`` is the silence timer (headers and body), as httpx's read timeout.
+        timeout = aiohttp.ClientTimeout(total=None, connect=self.connect_timeout_s,
+                                        sock_connect=min(self.connect_timeout_s, ttft_limit_s), sock_read=read_s)
         # Until the request goes out, the connect and pool limits bound the wait; from
         # then on, the first-token limit bounds the headers however they trickle in.
-        sent: list[float] = []
         deadline = asyncio.timeout_at(loop.time() + self.connect_timeout_s + ttft_limit_s)
-
-        async def trace(event: str, info: Mapping[str, Any]) -> None:
-            if event == "http11.send_request_headers.started" and not sent:
-                sent.append(ctx.clock())
-                deadline.reschedule(loop.time() + ttft_limit_s)
-
-        request = client.build_request("POST", self._chat_url, content=body, timeout=timeout,
-                                       extensions={"trace": trace})
+        sending = _Sending(ctx.clock, lambda: deadline.reschedule(loop.time() + ttft_limit_s))
+        sent = sending.sent
         try:
             async with deadline:
-                response = await client.send(request, stream=True)
+                response = await session.post(
+                    self._chat_url_str, data=body, headers=self._chat_headers, proxy=self._chat_proxy,
+                    proxy_headers=self._chat_proxy_headers, timeout=timeout, allow_redirects=False,
+                    trace_request_ctx=sending,
+                )
+        # aiohttp's own timeouts are TimeoutErrors too: they come first.
+        except aiohttp.ConnectionTimeoutError:
+            self._mark_sent(ctx, sent, called)
+            if sending.queued and not sending.connecting:
+                return ctx.call(kind="timeout", message="no free connection in the local pool")
+            return ctx.call(kind="connect", message="TCP/TLS connect timed out")
+        except aiohttp.SocketTimeoutError:
+            self._mark_sent(ctx, sent, called)
+            return ctx.call(kind="timeout", message=f"no response headers within {read_s}s")
         except TimeoutError:
             self._mark_sent(ctx, sent, called)
             if not sent:
                 return ctx.call(kind="connect", message="TCP/TLS connect timed out")
             return ctx.call(kind="timeout", message=f"no response headers within {ttft_limit_s}s")
-        except httpx.ConnectTimeout:
-            self._mark_sent(ctx, sent, called)
-            return ctx.call(kind="connect", message="TCP/TLS connect timed out")
-        except httpx.PoolTimeout:
-            self._mark_sent(ctx, sent, called)
-            return ctx.call(kind="timeout", message="no free connection in the local pool")
-        except httpx.TimeoutException:
-            self._mark_sent(ctx, sent, called)
-            return ctx.call(kind="timeout", message=f"no response headers within {read_s}s")
-        except (httpx.ConnectError, httpx.ProxyError, httpx.UnsupportedProtocol) as exc:
+        except (aiohttp.ClientHttpProxyError, aiohttp.ClientConnectorError) as exc:
             self._mark_sent(ctx, sent, called)
             return ctx.call(kind="connect", message=f"could not connect: {exc}")
-        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+        except aiohttp.ClientResponseError as exc:
+            # A reply that does not parse (its head, or body bytes read with it): like a
+            # cut, the connection gave no usable reply.
             self._mark_sent(ctx, sent, called)
-            return ctx.call(kind="reset", message=f"connection closed before a response: {exc}")
-        except httpx.HTTPError as exc:  # the request could not be made (a local protocol error)
+            return ctx.call(kind="reset", message=f"malformed reply: {_reason(exc)}")
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, aiohttp.ClientPayloadError) as exc:
+            self._mark_sent(ctx, sent, called)
+            return ctx.call(kind="reset", message=f"connection closed before a response: {_reason(exc)}")
+        except aiohttp.ClientError as exc:  # the request could not be made (a local error)
             self._mark_sent(ctx, sent, called)
             return ctx.call(kind="connect", message=f"request could not be sent: {type(exc).__name__}: {exc}")
         self._mark_sent(ctx, sent, called)
         limits = _Limits.of(ctx, ttft_limit_s, total_timeout_s)
         try:
-            ctx.take_headers(response)
-            status = response.status_code
+            ctx.take_status(response.status, response.headers)
+            status = response.status
             if not 200 <= status < 300:
                 return await self._aerror_response(response, ctx, ctx.start + total_timeout_s, limits)
             if ctx.clock() - ctx.start > ttft_limit_s:
@@ -247,7 +275,8 @@ class LoopOpenRouterClient(OpenRouterClient):
             raw = await self._aread_capped(response, ctx, ctx.start + total_timeout_s, limits)
             return raw if isinstance(raw, Call) else self.plain_body_call(raw, ctx)
         finally:
-            await response.aclose()
+            # A body read to its end leaves its connection in the pool; any other is closed.
+            response.release()
 
     @staticmethod
     def _mark_sent(ctx: CallContext, sent: list[float], called: float) -> None:
@@ -257,7 +286,7 @@ class LoopOpenRouterClient(OpenRouterClient):
         ctx.start = at
         ctx.wait_ms = max(0.0, (at - called) * 1000.0)
 
-    async def _aread_stream(self, response: httpx.Response, ctx: CallContext, ttft_limit_s: float,
+    async def _aread_stream(self, response: aiohttp.ClientResponse, ctx: CallContext, ttft_limit_s: float,
                             total_timeout_s: float, limits: _Limits) -> Call:
         stream = StreamCall(ctx, max_line_bytes=self.max_line_bytes, ttft_limit_s=ttft_limit_s, total_timeout_s=total_timeout_s)
         guard = GuardedBody(
@@ -265,7 +294,7 @@ class LoopOpenRouterClient(OpenRouterClient):
             total_deadline=ctx.start + total_timeout_s, max_bytes=self.max_response_bytes,
             first_token_seen=stream.first_token_seen,
         )
-        chunks = adecoded(response)
+        chunks = _decoded(response)
         try:
             # The deadlines hold whatever arrives: bytes that never make a chunk (a
             # trickled chunk size, a gzip header) reset the silence timer, not these.
@@ -280,6 +309,8 @@ class LoopOpenRouterClient(OpenRouterClient):
                     if first_pending and stream.first_token_seen():
                         first_pending = False
                         deadline.reschedule(limits.total_at)
+        except aiohttp.SocketTimeoutError:  # the silence timer (a TimeoutError too: first)
+            return stream.silent()
         except TimeoutError:
             return stream.cut("timeout" if stream.first_token_seen() else "first_token_timeout")
         except Cut as cut:
@@ -288,21 +319,19 @@ class LoopOpenRouterClient(OpenRouterClient):
             return stream.fail("too_large", str(exc))
         except InvalidBodyError as exc:
             return stream.fail("invalid_body", str(exc))
-        except httpx.TimeoutException:
-            return stream.silent()
-        except (httpx.DecodingError, UndecodableError) as exc:
+        except UndecodableError as exc:
             return stream.fail("invalid_body", f"undecodable stream: {exc}")
-        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-            return stream.broken(exc)
+        except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, aiohttp.ClientResponseError) as exc:
+            return stream.broken(_Plain(_reason(exc)))
         call = stream.finished()
         if stream.acc.done and stream.acc.error is None:
             await _drain(chunks, guard, limits)
         return call
 
-    async def _aread_capped(self, response: httpx.Response, ctx: CallContext, total_deadline: float,
+    async def _aread_capped(self, response: aiohttp.ClientResponse, ctx: CallContext, total_deadline: float,
                             limits: _Limits) -> bytes | Call:
         """A whole body under the size cap and the total deadline; a Call on failure."""
-        declared = declared_length(response)
+        declared = response.content_length
         if declared is not None and declared > self.max_response_bytes:
             return ctx.call(kind="too_large", message=f"Content-Length {declared} exceeds the {self.max_response_bytes}-byte cap")
         guard = GuardedBody(
@@ -312,24 +341,24 @@ class LoopOpenRouterClient(OpenRouterClient):
         parts: list[bytes] = []
         try:
             async with asyncio.timeout_at(limits.total_at):
-                async for chunk in adecoded(response):
+                async for chunk in _decoded(response):
                     guard.take(chunk)
                     parts.append(chunk)
         except TooLargeError as exc:
             return ctx.call(kind="too_large", message=str(exc))
+        except aiohttp.SocketTimeoutError as exc:  # a TimeoutError too: first
+            return ctx.call(kind="timeout", message=f"body stalled: {type(exc).__name__}")
         except (Cut, TimeoutError):
             return ctx.call(kind="timeout", message="total timeout passed")
-        except httpx.TimeoutException as exc:
-            return ctx.call(kind="timeout", message=f"body stalled: {type(exc).__name__}")
-        except (httpx.DecodingError, UndecodableError) as exc:
+        except UndecodableError as exc:
             return ctx.call(kind="invalid_body", message=f"undecodable body: {exc}")
-        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-            return ctx.call(kind="reset", message=f"connection closed mid-body: {exc}")
+        except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, aiohttp.ClientResponseError) as exc:
+            return ctx.call(kind="reset", message=f"connection closed mid-body: {_reason(exc)}")
         return b"".join(parts)
 
-    async def _aerror_response(self, response: httpx.Response, ctx: CallContext, total_deadline: float,
+    async def _aerror_response(self, response: aiohttp.ClientResponse, ctx: CallContext, total_deadline: float,
                                limits: _Limits) -> Call:
-        status = response.status_code
+        status = response.status
         raw = await self._aread_capped(response, ctx, total_deadline, limits)
         if isinstance(raw, Call):
             error = ErrorInfo(message=f"HTTP {status}; body unreadable: {raw.error_message}")
@@ -361,9 +390,80 @@ class _Limits:
         return cls(min(sent_at + ttft_limit_s, total_at), total_at)
 
 
-async def _aclose_all(clients: list[httpx.AsyncClient]) -> None:
-    for client in clients:
-        await client.aclose()
+def _proxy_parts(proxy: str | None) -> tuple[str | None, dict[str, str] | None]:
+    """A proxy URL without its credentials, and the headers that carry them to the proxy
+    (``Proxy-Authorization: Basic``; None when the URL has none)."""
+    if proxy is None:
+        return None, None
+    url = yarl.URL(proxy)
+    if url.user is None:
+        return proxy, None
+    credentials = aiohttp.encode_basic_auth(url.user, url.password or "")
+    return str(url.with_user(None)), {"Proxy-Authorization": credentials}
+
+
+class _Plain(Exception):
+    """An aiohttp error's plain reason, for ``StreamCall.broken``."""
+
+
+def _reason(exc: BaseException) -> str:
+    """An aiohttp error as a plain reason: the parser's own words (first line, without
+    aiohttp's internal ``400`` code and the URL), the cause of a payload error."""
+    if isinstance(exc, aiohttp.ClientPayloadError) and exc.__cause__ is not None:
+        return f"{str(exc).split(': <', 1)[0]}: {_reason(exc.__cause__)}"
+    message = getattr(exc, "message", None)
+    text = (message if isinstance(message, str) and message else str(exc)).strip()
+    return text.splitlines()[0].rstrip(":") if text else type(exc).__name__
+
+
+class _Sending:
+    """One request's progress as aiohttp's trace reports it (``_SEND_TRACE``): whether
+    it waited for a free connection (``queued``), started one (``connecting``), and the
+    call clock's instant its head went to the socket (``sent``, at most one), when
+    ``on_sent`` is called."""
+
+    def __init__(self, clock: Callable[[], float], on_sent: Callable[[], None]) -> None:
+        self.clock = clock
+        self.on_sent = on_sent
+        self.queued = False
+        self.connecting = False
+        self.sent: list[float] = []
+
+
+def _sending(trace_ctx: SimpleNamespace) -> _Sending | None:
+    found = trace_ctx.trace_request_ctx
+    return found if isinstance(found, _Sending) else None
+
+
+async def _on_queued(session: aiohttp.ClientSession, trace_ctx: SimpleNamespace, params: Any) -> None:
+    if (sending := _sending(trace_ctx)) is not None:
+        sending.queued = True
+
+
+async def _on_connecting(session: aiohttp.ClientSession, trace_ctx: SimpleNamespace, params: Any) -> None:
+    if (sending := _sending(trace_ctx)) is not None:
+        sending.connecting = True
+
+
+async def _on_headers_sent(session: aiohttp.ClientSession, trace_ctx: SimpleNamespace, params: Any) -> None:
+    sending = _sending(trace_ctx)
+    if sending is not None and not sending.sent:
+        sending.sent.append(sending.clock())
+        sending.on_sent()
+
+
+_SEND_TRACE = aiohttp.TraceConfig()
+_SEND_TRACE.on_connection_queued_start.append(_on_queued)
+_SEND_TRACE.on_connection_create_start.append(_on_connecting)
+_SEND_TRACE.on_request_headers_sent.append(_on_headers_sent)
+_SEND_TRACE.freeze()
+
+
+async def _decoded(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
+    """``response``'s body (its transfer coding undone by aiohttp, its content-coding
+    left) decoded in bounded steps (``openrouter.codings``)."""
+    async for piece in adecoded(response.headers.get("content-encoding"), response.content.iter_any()):
+        yield piece
 
 
 def _close_at_exit(ref: weakref.ref[LoopOpenRouterClient]) -> None:

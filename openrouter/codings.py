@@ -93,10 +93,12 @@ def decoded(response: httpx.Response) -> Iterator[bytes]:
     decoder.end()
 
 
-async def adecoded(response: httpx.Response) -> AsyncIterator[bytes]:
-    """``decoded`` for a response of ``httpx.AsyncClient``."""
-    decoder = Decoder(response.headers.get("content-encoding"))
-    async for raw in response.aiter_raw():
-        for piece in decoder.feed(raw):
+async def adecoded(coding: str | None, raw: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """``decoded`` for a body read asynchronously: ``raw`` is its bytes as they arrive
+    (transfer coding undone), ``coding`` its ``Content-Encoding`` header (None:
+    identity). Raises ``UndecodableError`` and the reader's errors."""
+    decoder = Decoder(coding)
+    async for data in raw:
+        for piece in decoder.feed(data):
             yield piece
     decoder.end()

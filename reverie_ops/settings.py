@@ -95,6 +95,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # An unknown path or a refused Host under /v1/ and /api/v1/ is JSON, DEBUG or not.
+    "reverie_ops.api_errors.ApiPathErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -218,6 +220,8 @@ OPENROUTER_MAX_CONNECTIONS = positive("OPENROUTER_MAX_CONNECTIONS", env.int("OPE
 # httpcore scans requests x connections whenever one starts or ends). 300 streams from 80
 # threads on one event loop (2026-12-03): wait before sending p95 170-390 ms with 8, 43 ms
 # with 32, and seconds with one pool.
+# Since the probes' streams moved to aiohttp (openrouter/aiochat.py: one connector pool of
+# OPENROUTER_MAX_CONNECTIONS), the shards serve the sync httpx clients only.
 OPENROUTER_POOL_SHARDS = positive("OPENROUTER_POOL_SHARDS", env.int("OPENROUTER_POOL_SHARDS", default=32))
 # Size caps on what an upstream sends the gateway (bytes; decoded bytes, what is held in
 # memory): past either the reply is an ``invalid_response`` and the next route is tried.

@@ -21,3 +21,8 @@ urlpatterns = [
     path("favicon.ico", favicon_view, name="favicon"),
     path("", include("routing.urls")),
 ]
+
+# Unknown paths, refused Hosts and crashes under /v1/ and /api/v1/ answer JSON.
+handler400 = "reverie_ops.api_errors.handler400"
+handler404 = "reverie_ops.api_errors.handler404"
+handler500 = "reverie_ops.api_errors.handler500"

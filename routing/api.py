@@ -1,8 +1,9 @@
 """``POST /v1/chat/completions``: the OpenAI-compatible gateway endpoint.
 
 Auth: ``Authorization: Bearer <service token>`` (``core.tokens``). The contract is named
-in the ``X-Routing-Contract: <name>@<version>`` header; ``Idempotency-Key`` is the
-operation id. The view only parses input, calls ``chat_completion_create`` and renders.
+in the ``X-Routing-Contract: <name>@<version>`` header; ``Idempotency-Key`` names the
+operation, scoped to the calling service (``routing.idempotency_key``, routing/README.md).
+The view only parses input, calls ``chat_completion_create`` and renders.
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ from django.views.decorators.csrf import csrf_exempt
 from core.languages import language_of_tag
 from core.shown import shown
 from core.strict_json import loads_marking
-from core.tokens import service_token_verify
+from core.tokens import service_token_caller
+from routing.idempotency_key import HEADER as HEADER_IDEMPOTENCY
+from routing.idempotency_key import idempotency_key_parse
 from routing.responses import HEADER_CONTRACT, HEADER_LANGUAGE, GatewayReply, error_reply, sse_body
 from routing.services.chat import chat_completion_create
-from routing.services.ledger import IDEMPOTENCY_KEY_MAX
-
-_MAX_KEY = IDEMPOTENCY_KEY_MAX
 
 
 def post_only(view: Any) -> Any:
@@ -81,7 +81,8 @@ def parse_contract_header(value: str | None) -> tuple[str, int]:
 @csrf_exempt
 @post_only
 def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
-    if not service_token_verify(request.headers.get("Authorization")):
+    caller = service_token_caller(request.headers.get("Authorization"))
+    if caller is None:
         return _render(error_reply(401, "unauthorized", "a valid service token is required (Authorization: Bearer ...)"), stream=False)
     try:
         name, version = parse_contract_header(request.headers.get(HEADER_CONTRACT))
@@ -112,9 +113,10 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
         return _render(error_reply(400, "invalid_json", "the body nests arrays or objects too deeply"), stream=False)
     if not isinstance(body, dict):
         return _render(error_reply(400, "invalid_request", "the body must be a JSON object"), stream=False)
-    key = request.headers.get("Idempotency-Key")
-    if key is not None and not (0 < len(key) <= _MAX_KEY and key.isprintable()):
-        return _render(error_reply(400, "invalid_idempotency_key", f"Idempotency-Key must be 1 to {_MAX_KEY} printable characters"), stream=False)
+    try:
+        key = idempotency_key_parse(request.headers.get(HEADER_IDEMPOTENCY))
+    except ValueError as exc:
+        return _render(error_reply(400, "invalid_idempotency_key", str(exc), header=HEADER_IDEMPOTENCY), stream=False)
     language = request.headers.get(HEADER_LANGUAGE)
     if language is not None:
         # The languages the language judge reads (core.languages): another code could
@@ -123,5 +125,6 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
             language = language_of_tag(language)
         except ValueError as exc:
             return _render(error_reply(400, "invalid_expected_language", f"{HEADER_LANGUAGE}: {exc}"), stream=False)
-    reply = chat_completion_create(name, version, body, operation_id=key, language=language)
+    reply = chat_completion_create(name, version, body, operation_id=key, language=language,
+                                  caller=caller)
     return _render(reply, stream=body.get("stream") is True)

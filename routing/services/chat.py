@@ -33,6 +33,7 @@ def chat_completion_create(
     operation_id: str | None = None,
     gateway: Gateway | None = None,
     language: str | None = None,
+    caller: str | None = None,
 ) -> GatewayReply:
     """The in-process client: what ``POST /v1/chat/completions`` does, without HTTP.
 
@@ -41,7 +42,8 @@ def chat_completion_create(
     effects; with any contract it means the same (``request_idempotency_claim``).
     ``body["stream"]`` true under a ``prefix`` commit point: an accepted reply carries
     ``stream`` (the event stream, passed on as it arrives). ``language`` (ISO 639-1) is
-    the language the reply must be in (pre-commit check).
+    the language the reply must be in (pre-commit check). ``caller`` (the service
+    token's name) scopes ``operation_id`` to that caller (``request_ledger_key``).
     Returns a ``GatewayReply`` (status, body, headers); never raises for bad input.
     """
     try:
@@ -57,7 +59,7 @@ def chat_completion_create(
         # Refused at the edge: no route sees it, so none can be charged for it.
         return error_reply(400, "invalid_request", str(exc), field=exc.path or None)
     gw = gateway or gateway_get()
-    ledger_key, run_id, early = request_idempotency_claim(spec, operation_id, body)
+    ledger_key, run_id, early = request_idempotency_claim(spec, operation_id, body, caller=caller)
     if early is not None:
         return early
     try:

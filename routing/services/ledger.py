@@ -135,8 +135,32 @@ def ledger_sweep_now() -> dict[str, int]:
 IDEMPOTENCY_KEY_MAX = 100  # the operation_id columns' length
 
 
+def request_ledger_key(contract_name: str, key: str, caller: str | None = None) -> str:
+    """The execution ledger's key for a request's ``Idempotency-Key`` ``key``: scoped by
+    the calling service (``caller``, its service token's name, ``core.tokens``), so two
+    services sending the same key never share a row (one would be replayed the other's
+    answer). ``request@<caller digest>:<contract>:<key>`` for a caller;
+    ``request:<contract>:<key>`` for the in-process client (no caller), which is also
+    the format of rows written before keys were scoped (routing/README.md, "Idempotency")."""
+    if caller is None:
+        return f"request:{contract_name}:{key}"
+    return f"request@{_caller_digest(caller)}:{contract_name}:{key}"
+
+
+def _caller_digest(caller: str) -> str:
+    # A digest, not the name: the ledger key stays short and the same length for every name.
+    return hashlib.sha256(caller.encode()).hexdigest()[:16]
+
+
+def request_operation_id(ledger_key: str) -> str:
+    """The operation id (``X-Routing-Operation-Id``, completion ``rvo-<id>``) of the first
+    run of a caller's key: 32 hex digits derived from ``ledger_key``, so the same for a
+    replay of that caller's key and different for another caller's same key."""
+    return hashlib.sha256(ledger_key.encode()).hexdigest()[:32]
+
+
 def request_idempotency_claim(
-    spec: Contract, operation_id: str | None, body: dict[str, Any]
+    spec: Contract, operation_id: str | None, body: dict[str, Any], *, caller: str | None = None
 ) -> tuple[str | None, str | None, GatewayReply | None]:
     """Claim a gateway request's idempotency key in the execution ledger, for every
     contract alike (IETF draft "The Idempotency-Key HTTP Header Field": a key names one
@@ -149,7 +173,8 @@ def request_idempotency_claim(
     once: the replayed first answer (``replayed=True``), 400 for a key longer than 100
     characters or a contract with side effects without one, 422 for another body, 409
     while the first request runs or, with side effects, after its outcome was unknown.
-    ``run_id`` is the key itself on its first run; a key released by a failure runs again
+    ``caller`` scopes the key (``request_ledger_key``). ``run_id`` is, on its first run,
+    the key itself without a caller, and ``request_operation_id`` with one; a key released by a failure runs again
     under a fresh id (each run has its own request event), and so does a key whose id an
     earlier request holds already (the same key on another contract, or on this one after
     ``ledger_sweep`` pruned it): request events are unique per operation id.
@@ -162,9 +187,10 @@ def request_idempotency_claim(
     if len(operation_id) > IDEMPOTENCY_KEY_MAX:
         return None, None, error_reply(400, "invalid_idempotency_key",
                                        f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters, got {len(operation_id)}")
-    ledger_key = f"request:{spec.name}:{operation_id}"
+    ledger_key = request_ledger_key(spec.name, operation_id, caller)
+    first_id = operation_id if caller is None else request_operation_id(ledger_key)
     try:
-        claimed, row = ledger_claim(ledger_key, kind="request", fingerprint_hex=fingerprint(body), operation_id=operation_id)
+        claimed, row = ledger_claim(ledger_key, kind="request", fingerprint_hex=fingerprint(body), operation_id=first_id)
     except LedgerMismatch as exc:
         return None, None, error_reply(422, "idempotency_key_reused", f"{exc}; use a new key for a new request")
     except LedgerConflict as exc:
@@ -174,8 +200,8 @@ def request_idempotency_claim(
     if not claimed:
         stored = row.result or {}
         return None, None, GatewayReply(stored.get("status", 200), stored.get("body", {}), stored.get("headers", {}), replayed=True)
-    if row.runs == 1 and not _operation_id_taken(operation_id, row.pk):
-        return ledger_key, operation_id, None
+    if row.runs == 1 and not _operation_id_taken(first_id, row.pk):
+        return ledger_key, first_id, None
     run_id = uuid.uuid4().hex
     ExecutionLedger.objects.filter(pk=row.pk).update(operation_id=run_id)
     return ledger_key, run_id, None

@@ -5,6 +5,8 @@ sent through a real forwarding proxy on loopback."""
 from __future__ import annotations
 
 import json
+import socketserver
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -15,6 +17,7 @@ from openrouter.egress import ProxyRule
 from routing.deadline import AttemptTimes
 from routing.gateway.upstream import Upstream
 from tests.openrouter.forward_proxy import ForwardProxy
+from tests.openrouter.scripted import DONE, SSE_HEAD, chunk, frame, pinned
 from tests.routing.conftest import MODEL, endpoint, fleet, route
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
@@ -201,3 +204,52 @@ def test_https_targets_are_tunnelled_through_https_proxy_with_connect(
     assert call.outcome == "completed" and call.reply is not None and call.reply.content == "Hello", call
     host = server.base_url.split("/")[2]
     assert proxy.seen == [f"CONNECT {host}"] * 2  # one tunnel per client, the request inside it
+
+
+
+class HeadsServer:
+    """Plays an HTTP proxy on loopback: keeps each request's head as sent, answers every
+    request with a short SSE reply."""
+
+    def __init__(self) -> None:
+        self.heads: list[bytes] = []
+        outer = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    got = self.request.recv(65536)
+                    if not got:
+                        return
+                    data += got
+                outer.heads.append(data.partition(b"\r\n\r\n")[0])
+                self.request.sendall(SSE_HEAD + frame(chunk("Hello")) + frame(chunk(finish="stop")) + DONE)
+
+        self._server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.mark.parametrize("client_cls", [OpenRouterClient, LoopOpenRouterClient])
+def test_a_proxy_urls_credentials_are_sent_as_proxy_authorization(
+        clean_env: pytest.MonkeyPatch, client_cls: type[OpenRouterClient]) -> None:
+    # The proxy is sent the absolute-form request line and the URL's credentials; the
+    # target's name is never resolved (.invalid would not be).
+    server = HeadsServer()
+    try:
+        clean_env.setenv("HTTP_PROXY", f"http://probe:s3cret@{server.url}")
+        with client_cls(base_url="http://upstream.invalid/api/v1") as client:
+            call = pinned(client, stream=True)
+    finally:
+        server.close()
+    assert call.outcome == "completed", call
+    head = server.heads[0].decode("latin-1")
+    assert head.startswith("POST http://upstream.invalid/api/v1/chat/completions HTTP/1.1\r\n")
+    assert "\r\nproxy-authorization: basic cHJvYmU6czNjcmV0".lower() in head.lower()  # probe:s3cret
+    assert "s3cret" not in head  # only in its base64 form
