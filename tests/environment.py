@@ -22,3 +22,6 @@ os.environ.setdefault("DJANGO_HTTPS", "false")
 # not defaulted: the workers inherit the environment of the xdist controller process.
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ["CELERY_BROKER_KEY_PREFIX"] = f"test:{os.environ['PYTEST_XDIST_WORKER']}:"
+    # Likewise the gateways its tests start write the live scorecard under a prefix of
+    # their own, so a test that checks what a run left in Redis sees no other worker's keys.
+    os.environ["CANARY_LIVE_PREFIX"] = f"test:{os.environ['PYTEST_XDIST_WORKER']}:live"

@@ -105,7 +105,10 @@ def test_the_demo_stamps_no_round_in_the_future_and_ends_with_one_breaker_open(s
     assert "all_routes_suppressed" in text
     assert "/admin/observability/breakerboard/" in text
     assert not list(seen["client"].scan_iter(match=f"{seen['prefix']}*"))
-    assert set(seen["client"].scan_iter()) <= keys_before  # nothing left outside its prefix either
+    # Nothing left outside its prefix either; other xdist workers' keys (their broker's and
+    # live scorecard's, under ``test:<worker>:``, tests/environment.py) come and go meanwhile.
+    left = {k for k in seen["client"].scan_iter() if not k.startswith(b"test:")}
+    assert left <= keys_before
     assert getattr(settings, "ROUTING_BREAKER", None) in (None, {})
     starts = sorted(Round.objects.values_list("started_at", flat=True))
     assert len(starts) == 2
