@@ -6,10 +6,10 @@ upper or lower case: the convention curl, pip, requests and httpx follow. The ru
 here is Python's own (``urllib.request.getproxies_environment`` and
 ``proxy_bypass_environment``), so no reading of these variables is ours.
 
-``EgressTransport`` / ``AsyncEgressTransport`` are httpx transports that hand each
-request to the transport of its origin's proxy (or the direct one), built on first use
-by the caller's factory, so every wire of ``openrouter`` (discovery, the probes, the
-gateway) follows one rule. ``ProxyRule.off()`` ignores the environment (setting
+``EgressTransport`` is an httpx transport that hands each request to the transport of
+its origin's proxy (or the direct one), built on first use by the caller's factory; the
+probes' aiohttp session asks ``ProxyRule`` per request. So every wire of ``openrouter``
+(discovery, the probes, the gateway) follows one rule. ``ProxyRule.off()`` ignores the environment (setting
 ``OPENROUTER_PROXY_FROM_ENV``).
 """
 
@@ -132,17 +132,3 @@ class EgressTransport(httpx.BaseTransport):
     def close(self) -> None:
         for transport in self._routes.made():
             transport.close()
-
-
-class AsyncEgressTransport(httpx.AsyncBaseTransport):
-    """``EgressTransport`` for ``httpx.AsyncClient``."""
-
-    def __init__(self, make: Callable[[str | None], httpx.AsyncBaseTransport], proxy_rule: ProxyRule) -> None:
-        self._routes: _Routes[httpx.AsyncBaseTransport] = _Routes(make, proxy_rule)
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        return await self._routes.for_url(request.url).handle_async_request(request)
-
-    async def aclose(self) -> None:
-        for transport in self._routes.made():
-            await transport.aclose()
