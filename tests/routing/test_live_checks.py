@@ -26,6 +26,14 @@ def test_a_lowercase_opener_waits_for_six_characters() -> None:
     assert prefix_checks("ingu*Ela sorri", None).failed.startswith("leading_garbage")
 
 
+def test_a_first_line_of_only_a_sentence_terminator_is_evidence_not_a_block() -> None:
+    # A chinese-alpaca-7b answer (tests/fixtures/real-text) closes the prompt's sentence first.
+    checks = prefix_checks("。 \n社交媒体平台对人们获取和分享新闻的影响很大", None)
+    assert checks.ok and checks.verdicts["leading_garbage"] == "inconclusive"
+    # The same mark glued to the answer on its line stays junk.
+    assert prefix_checks(". Hello there, traveller", None).failed.startswith("leading_garbage")
+
+
 def test_the_fixed_hold_waits_even_when_the_checks_have_decided() -> None:
     checks = prefix_checks("Hello", None)
     assert not commit_now(FIXED, checks, hold_is_over=False) and commit_now(FIXED, checks, hold_is_over=True)
