@@ -24,6 +24,7 @@ from observability.models import BreakerBoard, Reliability
 from observability.series import breaker_page_timeline, reliability_page_charts
 from routing.models import Route
 from routing.services.wiring import breaker_store
+from routing.terms import BreakerState
 
 
 class _Page(admin.ModelAdmin):
@@ -93,8 +94,8 @@ class BreakerBoardAdmin(_Page):
             "healthy": [{"route": r, "canary": canary.get(r.name), "verdict": verdicts.get(r.name)}
                         for r in routes if r.name not in with_state],
             "error": error,
-            "open_count": sum(1 for r in rows if r.state == "open"),
-            "half_open_count": sum(1 for r in rows if r.state == "half_open"),
+            "open_count": sum(1 for r in rows if r.state == BreakerState.OPEN),
+            "half_open_count": sum(1 for r in rows if r.state == BreakerState.HALF_OPEN),
             "timeline": breaker_page_timeline(rows, timezone.now()),
         }
 

@@ -22,15 +22,16 @@ from canary.models import Endpoint, EndpointRound
 from canary.why import round_summary
 from observability.breakers import BreakerRow
 from routing.models import AttemptEvent, Route
+from routing.terms import BreakerState
 
 # As many attempts as the breaker's default window (routing.breaker.BreakerConfig.window).
 WINDOW = 20
 
-ADVICE = {
-    "open": ("Nothing to undo: the gateway skips this route until the time under 'open until', then lets one "
+ADVICE: dict[str, str] = {
+    BreakerState.OPEN: ("Nothing to undo: the gateway skips this route until the time under 'open until', then lets one "
              "trial call through (half-open). If the host stays broken, look at its endpoint page and exclude "
              "it for an incident; after the provider fixes it, Routes > 'Reset circuit breakers' closes it at once."),
-    "half_open": ("The next call is a trial: it closes the breaker after enough successes or opens it again. "
+    BreakerState.HALF_OPEN: ("The next call is a trial: it closes the breaker after enough successes or opens it again. "
                   "Nothing to do unless it keeps re-opening (then exclude the endpoint for an incident)."),
 }
 
@@ -64,7 +65,7 @@ def breaker_reasons(rows: Iterable[BreakerRow], *, window: int = WINDOW) -> dict
     (route, failure class). One query per such row (a handful at most)."""
     out: dict[tuple[str, str], str] = {}
     for row in rows:
-        if row.state == "closed" or row.opened_at_ms is None:
+        if row.state == BreakerState.CLOSED or row.opened_at_ms is None:
             continue
         until = datetime.fromtimestamp(row.opened_at_ms / 1000, UTC) + timedelta(seconds=1)
         found = (AttemptEvent.objects.filter(route=row.route, started_at__lte=until).order_by("-started_at")

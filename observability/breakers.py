@@ -26,10 +26,12 @@ from typing import Any
 
 from observability.exposition import Family
 from routing.breaker import LAST_FAILURES_KEPT, BreakerStore, FailureDetail
+from routing.failures import FailureClass
+from routing.terms import BreakerState
 
 log = logging.getLogger(__name__)
 
-STATE_VALUES = {"closed": 0, "half_open": 1, "open": 2}
+STATE_VALUES: dict[str, int] = {BreakerState.CLOSED: 0, BreakerState.HALF_OPEN: 1, BreakerState.OPEN: 2}
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,8 @@ class BreakerRow:
         return {
             "route": self.route, "failure_class": self.failure_class, "state": self.state,
             "reason": _detail_json(self.reason) if self.reason else None,
-            "since": _iso(self.opened_at_ms) if self.state != "closed" else None,
-            "until": _iso(self.open_until_ms) if self.state == "open" else None,
+            "since": _iso(self.opened_at_ms) if self.state != BreakerState.CLOSED else None,
+            "until": _iso(self.open_until_ms) if self.state == BreakerState.OPEN else None,
             "next_trial": _iso(self.next_trial_ms),
             "window_failures": self.window_failures, "window_calls": self.window_calls,
             "consecutive": self.consecutive, "trials": self.trials,
@@ -117,23 +119,23 @@ def rows_from_fields(route: str, fields: dict[str, str], now_ms: int, *, open_s:
         lease = _int(fields, f"{cls}:lease")
         trials = _int(fields, f"{cls}:trials") if lease > now_ms else 0
         next_trial: int | None = None
-        if state == "open" and until is not None and until <= now_ms:
-            state = "half_open"
-        if state == "open":
+        if state == BreakerState.OPEN and until is not None and until <= now_ms:
+            state = BreakerState.HALF_OPEN
+        if state == BreakerState.OPEN:
             next_trial = until
-        elif state == "half_open":
+        elif state == BreakerState.HALF_OPEN:
             next_trial = lease if trials >= max_trials else now_ms
         window = fields.get(f"{cls}:window", "")
         rows.append(BreakerRow(
             route=route, failure_class=cls, state=state, window_failures=window.count("1"), window_calls=len(window),
-            consecutive=_int(fields, f"{cls}:fails"), opened_at_ms=opened if state != "closed" or opened else None,
+            consecutive=_int(fields, f"{cls}:fails"), opened_at_ms=opened if state != BreakerState.CLOSED or opened else None,
             open_until_ms=until, next_trial_ms=next_trial, trials=trials,
             reason=FailureDetail.from_json(fields.get(f"{cls}:reason")),
             last_failures=tuple(d for d in last if d.failure_class == cls),
         ))
     retry_after = _int(fields, "retry_after_until")
     if retry_after > now_ms:
-        rows.append(BreakerRow(route=route, failure_class="retry_after", state="open", window_failures=0, window_calls=0,
+        rows.append(BreakerRow(route=route, failure_class="retry_after", state=BreakerState.OPEN, window_failures=0, window_calls=0,
                                consecutive=0, opened_at_ms=None, open_until_ms=retry_after, next_trial_ms=retry_after,
                                trials=0))
     return rows
@@ -176,7 +178,7 @@ def breaker_json(store: BreakerStore, routes: Sequence[str], now_ms: int) -> dic
 class BreakerCollector:
     """Scrape-time breaker gauges; ``store()`` and ``routes()`` are read per scrape."""
 
-    FAILURE_CLASSES = ("transient", "invalid_response", "ambiguous", "permanent")
+    FAILURE_CLASSES: tuple[str, ...] = (FailureClass.TRANSIENT, FailureClass.INVALID_RESPONSE, FailureClass.AMBIGUOUS, FailureClass.PERMANENT)
 
     def __init__(self, store: Callable[[], BreakerStore], routes: Callable[[], Sequence[str]],
                  wall: Callable[[], float] = time.time) -> None:

@@ -14,19 +14,24 @@ from typing import Any
 
 from django.db import connection
 
+from routing.failures import FailureClass
 from routing.models import AttemptEvent, RequestEvent
+from routing.terms import AttemptStatus, BreakerState, RequestOutcome
+
+# The failure class a fixture attempt of each failing status carries.
+_FIXTURE_CLASS: dict[str, str] = {AttemptStatus.REJECTED: FailureClass.INVALID_RESPONSE, AttemptStatus.FAILED: FailureClass.TRANSIENT}
 
 
-def request_add(at: datetime, *, contract: str, attempts: Sequence[tuple[str, str]], outcome: str = "accepted",
+def request_add(at: datetime, *, contract: str, attempts: Sequence[tuple[str, str]], outcome: str = RequestOutcome.ACCEPTED,
                 error_code: str = "", latency_ms: float = 800.0, cost_usd: float = 0.001) -> RequestEvent:
     """One request at ``at`` with ``attempts`` as (route, status) in order; the final
     route is the accepted attempt's. Each attempt costs ``cost_usd``."""
     op = uuid.uuid4().hex
-    final = next((r for r, s in attempts if s == "accepted"), "")
+    final = next((r for r, s in attempts if s == AttemptStatus.ACCEPTED), "")
     req = RequestEvent.objects.create(
         operation_id=op, contract=contract, outcome=outcome, error_code=error_code, final_route=final,
         attempt_count=len(attempts), latency_ms=latency_ms, cost_usd=cost_usd * len(attempts), started_at=at,
-        failure_class="transient" if error_code else "",
+        failure_class=FailureClass.TRANSIENT if error_code else "",
     )
     primary = attempts[0][0] if attempts else ""
     for i, (route, status) in enumerate(attempts):
@@ -34,10 +39,10 @@ def request_add(at: datetime, *, contract: str, attempts: Sequence[tuple[str, st
                                            else f"fallback after invalid_response (validation) on {primary}")
         AttemptEvent.objects.create(
             request=req, attempt_id=uuid.uuid4().hex, index=i, route=route, status=status,
-            failure_class={"rejected": "invalid_response", "failed": "transient"}.get(status, ""),
-            http_status=200 if status in ("accepted", "rejected") else 502, latency_ms=latency_ms / max(1, len(attempts)),
-            cost_usd=cost_usd, fallback_reason=reason, validation="passed" if status == "accepted" else "output $: bad",
-            breaker_state="closed", started_at=at + timedelta(milliseconds=i),
+            failure_class=_FIXTURE_CLASS.get(status, ""),
+            http_status=200 if status in (AttemptStatus.ACCEPTED, AttemptStatus.REJECTED) else 502, latency_ms=latency_ms / max(1, len(attempts)),
+            cost_usd=cost_usd, fallback_reason=reason, validation="passed" if status == AttemptStatus.ACCEPTED else "output $: bad",
+            breaker_state=BreakerState.CLOSED, started_at=at + timedelta(milliseconds=i),
         )
     return req
 

@@ -21,8 +21,10 @@ from prometheus_client.metrics import MetricWrapperBase
 
 from observability import metrics as m
 from observability import tracing
+from routing.failures import FailureClass
 from routing.gateway.result import EventSink, GatewayResult
 from routing.selection import RouteProfile
+from routing.terms import AttemptStatus, ErrorCode, RequestOutcome
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +78,9 @@ def _record(result: GatewayResult) -> None:
     contract = result.contract
     final = result.route.name if result.route is not None else ""
     _child(m.GATEWAY_REQUESTS, contract, result.outcome, final).inc()
-    if result.outcome != "accepted":
-        _child(m.GATEWAY_ERRORS, contract, result.error_code or "unknown").inc()
-        if result.error_code == "deadline_exhausted":
+    if result.outcome != RequestOutcome.ACCEPTED:
+        _child(m.GATEWAY_ERRORS, contract, result.error_code or "unknown").inc()  # vocabulary: the label of a missing value
+        if result.error_code == ErrorCode.DEADLINE_EXHAUSTED:
             _child(m.GATEWAY_DEADLINE_EXHAUSTIONS, contract).inc()
     _child(m.OPERATION_DURATION, _OPERATION, final, result.outcome).observe(result.latency_ms / 1000.0)
     previous = None
@@ -90,10 +92,10 @@ def _record(result: GatewayResult) -> None:
             if a.route == previous.route:
                 _child(m.GATEWAY_RETRIES, a.route).inc()
             else:
-                _child(m.GATEWAY_FALLBACKS, contract, previous.failure_class or "unknown").inc()
-        if a.status == "rejected":
+                _child(m.GATEWAY_FALLBACKS, contract, previous.failure_class or "unknown").inc()  # vocabulary: the label of a missing value
+        if a.status == AttemptStatus.REJECTED:
             _child(m.GATEWAY_VALIDATION_REJECTIONS, a.route, validation_check(a.validation)).inc()
-        if a.failure_class == "ambiguous":
+        if a.failure_class == FailureClass.AMBIGUOUS:
             _child(m.GATEWAY_AMBIGUOUS, contract, a.route).inc()
         if a.cost_usd:
             _child(m.GATEWAY_COST, contract, a.route).inc(a.cost_usd)
@@ -103,7 +105,7 @@ def _record(result: GatewayResult) -> None:
         if a.tokens_out:
             _child(m.GATEWAY_TOKENS, a.route, "output").inc(a.tokens_out)
             _child(m.TOKEN_USAGE, _OPERATION, "output", a.route).observe(a.tokens_out)
-        if a.ttft_ms is not None and a.status in ("accepted", "rejected"):
+        if a.ttft_ms is not None and a.status in (AttemptStatus.ACCEPTED, AttemptStatus.REJECTED):
             _child(m.TIME_TO_FIRST_TOKEN, _OPERATION, a.route).observe(a.ttft_ms / 1000.0)
         previous = a
 

@@ -11,6 +11,7 @@ from observability.breakers import breaker_rows
 from observability.reliability import reliability_totals
 from routing.models import Route
 from routing.services.wiring import breaker_store
+from routing.terms import BreakerState
 
 # The breakers the home page names (the circuit-breakers page lists them all).
 OPEN_LISTED = 8
@@ -33,12 +34,12 @@ def gateway_overview(now: datetime) -> dict[str, Any]:
         rows = breaker_rows(breaker_store(), routes, int(time.time() * 1000)) if routes else []
     except Exception as exc:  # noqa: BLE001 - the home page must render without Redis
         error = f"breaker store unavailable ({type(exc).__name__})"
-    not_closed = sorted((r for r in rows if r.state != "closed"), key=lambda r: (r.state != "open", r.route))
+    not_closed = sorted((r for r in rows if r.state != BreakerState.CLOSED), key=lambda r: (r.state != BreakerState.OPEN, r.route))
     totals = reliability_totals(now, RATE_WINDOW)
     return {
-        "open": not_closed[:OPEN_LISTED],
-        "open_count": sum(1 for r in rows if r.state == "open"),
-        "half_open_count": sum(1 for r in rows if r.state == "half_open"),
+        "open": not_closed[:OPEN_LISTED],  # vocabulary: the page's list of open breakers
+        "open_count": sum(1 for r in rows if r.state == BreakerState.OPEN),
+        "half_open_count": sum(1 for r in rows if r.state == BreakerState.HALF_OPEN),
         "breaker_error": error,
         "rejection_rate": totals.rejection_rate,
         "http_success_rate": totals.http_success_rate,

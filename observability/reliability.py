@@ -86,11 +86,13 @@ WHERE r.started_at >= %s AND r.started_at < %s
 GROUP BY 1, 2, 3, 4
 """  # noqa: S608 - table names are our own constants
 
-_REQUEST_COLS = ("hour", "contract", "final_route", "requests", "accepted", "failed", "unknown", "with_fallback",
-                 "deadline_exhausted", "attempts_accepted", "cost_usd", "cost_accepted_usd", "latency_ms_accepted",
-                 "latency_buckets")
-_ATTEMPT_COLS = ("hour", "contract", "route", "role", "attempts", "accepted", "rejected", "failed", "cancelled",
-                 "ambiguous", "latency_ms_accepted", "cost_usd")
+# Rollup column names (counts of each outcome), spelled like the outcomes they count.
+_REQUEST_COLS = ("hour", "contract", "final_route", "requests", "accepted", "failed", "unknown",  # vocabulary: columns
+                 "with_fallback", "deadline_exhausted", "attempts_accepted",  # vocabulary: columns
+                 "cost_usd", "cost_accepted_usd", "latency_ms_accepted", "latency_buckets")
+_ATTEMPT_COLS = ("hour", "contract", "route", "role", "attempts",
+                 "accepted", "rejected", "failed", "cancelled", "ambiguous",  # vocabulary: columns
+                 "latency_ms_accepted", "cost_usd")
 
 
 def _sql(template: str, *, hourly: bool) -> str:

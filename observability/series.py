@@ -23,9 +23,10 @@ from observability.reliability import (
     rolled_until_now,
 )
 from routing.models import AttemptEvent
+from routing.terms import BreakerState
 
 SERIES_SPAN = timedelta(hours=24)
-BREAKER_LEVEL = {"closed": 0, "half_open": 1, "open": 2}
+BREAKER_LEVEL: dict[str, int] = {BreakerState.CLOSED: 0, BreakerState.HALF_OPEN: 1, BreakerState.OPEN: 2}
 # Rates from fewer answers than this in an hour are left out (a gap), not drawn as 0% or 100%.
 MIN_PER_HOUR = 1
 
@@ -71,7 +72,7 @@ def route_series(
         return None if rate is None or t.attempts_answered < MIN_PER_HOUR else round(rate, 4)
 
     out = {
-        "success": chart(by_attempt, lambda t: None if t.http_success_rate is None else round(t.http_success_rate, 4), "percent"),
+        "success": chart(by_attempt, lambda t: None if t.http_success_rate is None else round(t.http_success_rate, 4), "percent"),  # vocabulary: a chart's name
         "rejection": chart(by_attempt, lambda t: answered(t, t.rejection_rate), "percent"),
         "fallback": chart(by_request, lambda t: None if t.fallback_rate is None else round(t.fallback_rate, 4), "percent"),
         "p95": chart(by_request, lambda t: t.p95_latency_ms, "ms"),
@@ -80,7 +81,7 @@ def route_series(
     for m in masking:
         label = (f"masking warning: {m.route} over {m.window}: HTTP success {m.http_before:.0%} → {m.http_now:.0%} while "
                  f"validation rejections {m.rejection_before:.0%} → {m.rejection_now:.0%}")
-        for name in ("success", "rejection"):
+        for name in ("success", "rejection"):  # vocabulary: a chart's name
             out[name]["marks"].append({"x": last, "label": label})
     return out
 
@@ -123,7 +124,7 @@ def breaker_timeline(
         if row.opened_at_ms and start_ms <= row.opened_at_ms <= end_ms:
             points[route].append({"x": row.opened_at_ms, "y": 2, "why": f"opened ({row.failure_class})"})
         why = f"{row.failure_class}, open until {datetime.fromtimestamp(row.open_until_ms / 1000, UTC):%Y-%m-%d %H:%M} UTC" \
-            if row.state == "open" and row.open_until_ms else row.failure_class
+            if row.state == BreakerState.OPEN and row.open_until_ms else row.failure_class
         points[route].append({"x": end_ms, "y": BREAKER_LEVEL.get(row.state, 0), "why": f"now: {why}"})
     routes = []
     for route in sorted(points):

@@ -30,6 +30,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from opentelemetry.trace import Status, StatusCode
 
 from routing.gateway.result import GatewayResult
+from routing.terms import AttemptStatus
 
 _SYSTEM = "openrouter"  # gen_ai.system: every route speaks OpenRouter's (OpenAI's) chat API
 
@@ -146,11 +147,11 @@ def gateway_spans(result: GatewayResult, *, route_model: Callable[[str], str] | 
             child_attrs["http.response.status_code"] = a.http_status
         if a.ttft_ms is not None:
             child_attrs["reverie.ttft_ms"] = a.ttft_ms
-        if a.status == "accepted" and result.answer is not None:
+        if a.status == AttemptStatus.ACCEPTED and result.answer is not None:
             child_attrs["gen_ai.response.finish_reasons"] = [result.answer.finish_reason or ""]
         span = tracer.start_span(f"chat {a.route}", context=ctx, start_time=_ns(a.started_at),
                                  attributes=child_attrs, kind=trace.SpanKind.CLIENT)
-        if a.status in ("failed", "rejected"):
+        if a.status in (AttemptStatus.FAILED, AttemptStatus.REJECTED):
             span.set_status(Status(StatusCode.ERROR, a.failure_reason or a.status))
         span.end(end_time=_ns(a.started_at + a.latency_ms / 1000.0))
     if not result.ok:

@@ -22,6 +22,7 @@ from routing.contracts import ContractError, contract_from_dict
 from routing.models import AttemptEvent, ContractVersion, ExecutionLedger, RequestEvent, Route
 from routing.services.contracts import contract_version_create
 from routing.services.wiring import breaker_store
+from routing.terms import BreakerState
 
 
 def _ms(value: float | None) -> str:
@@ -154,8 +155,8 @@ class RouteAdmin(admin.ModelAdmin):
             state = breaker_store().snapshot(obj.name)
         except Exception as exc:  # noqa: BLE001 - a changelist must render without Redis
             return f"unavailable ({type(exc).__name__})"
-        opened = sorted(k[:-6] for k, v in state.items() if k.endswith(":state") and v != "closed")
-        return ", ".join(f"{c}: {state[c + ':state']}" for c in opened) or "closed"
+        opened = sorted(k[:-6] for k, v in state.items() if k.endswith(":state") and v != BreakerState.CLOSED)
+        return ", ".join(f"{c}: {state[c + ':state']}" for c in opened) or BreakerState.CLOSED
 
     @admin.action(description="Reset circuit breakers of the selected routes")
     def reset_breakers(self, request: HttpRequest, queryset: QuerySet[Route]) -> None:

@@ -23,6 +23,7 @@ from routing.idempotency_key import HEADER as HEADER_IDEMPOTENCY
 from routing.idempotency_key import idempotency_key_parse
 from routing.responses import HEADER_CONTRACT, HEADER_LANGUAGE, GatewayReply, error_reply, sse_body
 from routing.services.chat import chat_completion_create
+from routing.terms import ErrorCode
 
 
 def post_only(view: Any) -> Any:
@@ -30,7 +31,7 @@ def post_only(view: Any) -> Any:
 
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse | StreamingHttpResponse:
         if request.method != "POST":
-            response = _render(error_reply(405, "method_not_allowed", f"use POST, not {request.method}"), stream=False)
+            response = _render(error_reply(405, ErrorCode.METHOD_NOT_ALLOWED, f"use POST, not {request.method}"), stream=False)
             response["Allow"] = "POST"
             return response
         return view(request, *args, **kwargs)
@@ -83,15 +84,15 @@ def parse_contract_header(value: str | None) -> tuple[str, int]:
 def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
     caller = service_token_caller(request.headers.get("Authorization"))
     if caller is None:
-        return _render(error_reply(401, "unauthorized", "a valid service token is required (Authorization: Bearer ...)"), stream=False)
+        return _render(error_reply(401, ErrorCode.UNAUTHORIZED, "a valid service token is required (Authorization: Bearer ...)"), stream=False)
     try:
         name, version = parse_contract_header(request.headers.get(HEADER_CONTRACT))
     except ValueError as exc:
-        return _render(error_reply(400, "invalid_contract_header", str(exc)), stream=False)
+        return _render(error_reply(400, ErrorCode.INVALID_CONTRACT_HEADER, str(exc)), stream=False)
     if request.content_type != "application/json":
         # Only JSON is read as JSON: a form or a text body was parsed as JSON before.
         sent = request.headers.get("Content-Type") or "none"
-        response = _render(error_reply(415, "unsupported_media_type",
+        response = _render(error_reply(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE,
                                        f"the body must be JSON sent as Content-Type: application/json, not {shown(sent, 100)!r}"),
                            stream=False)
         response["Accept-Post"] = "application/json"
@@ -99,24 +100,24 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
     try:
         raw = request.body
     except RequestDataTooBig:
-        return _render(error_reply(413, "payload_too_large", f"the body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"), stream=False)
+        return _render(error_reply(413, ErrorCode.PAYLOAD_TOO_LARGE, f"the body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"), stream=False)
     try:
         # UTF-8, a byte-order mark ignored (RFC 8259 section 8.1). Numbers JSON has not
         # (NaN, 1e400) are kept marked, for the body check to refuse naming the field.
         body = loads_marking(raw.decode("utf-8-sig") if raw else "")
     except UnicodeDecodeError as exc:
-        return _render(error_reply(400, "invalid_json", f"the body is not UTF-8 (JSON text is, RFC 8259 section 8.1): "
+        return _render(error_reply(400, ErrorCode.INVALID_JSON, f"the body is not UTF-8 (JSON text is, RFC 8259 section 8.1): "
                                                         f"byte 0x{raw[exc.start]:02x} at offset {exc.start}"), stream=False)
     except ValueError as exc:
-        return _render(error_reply(400, "invalid_json", f"the body is not valid JSON: {exc}"), stream=False)
+        return _render(error_reply(400, ErrorCode.INVALID_JSON, f"the body is not valid JSON: {exc}"), stream=False)
     except RecursionError:
-        return _render(error_reply(400, "invalid_json", "the body nests arrays or objects too deeply"), stream=False)
+        return _render(error_reply(400, ErrorCode.INVALID_JSON, "the body nests arrays or objects too deeply"), stream=False)
     if not isinstance(body, dict):
-        return _render(error_reply(400, "invalid_request", "the body must be a JSON object"), stream=False)
+        return _render(error_reply(400, ErrorCode.INVALID_REQUEST, "the body must be a JSON object"), stream=False)
     try:
         key = idempotency_key_parse(request.headers.get(HEADER_IDEMPOTENCY))
     except ValueError as exc:
-        return _render(error_reply(400, "invalid_idempotency_key", str(exc), header=HEADER_IDEMPOTENCY), stream=False)
+        return _render(error_reply(400, ErrorCode.INVALID_IDEMPOTENCY_KEY, str(exc), header=HEADER_IDEMPOTENCY), stream=False)
     language = request.headers.get(HEADER_LANGUAGE)
     if language is not None:
         # The languages the language judge reads (core.languages): another code could
@@ -124,7 +125,7 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
         try:
             language = language_of_tag(language)
         except ValueError as exc:
-            return _render(error_reply(400, "invalid_expected_language", f"{HEADER_LANGUAGE}: {exc}"), stream=False)
+            return _render(error_reply(400, ErrorCode.INVALID_EXPECTED_LANGUAGE, f"{HEADER_LANGUAGE}: {exc}"), stream=False)
     reply = chat_completion_create(name, version, body, operation_id=key, language=language,
                                   caller=caller)
     return _render(reply, stream=body.get("stream") is True)

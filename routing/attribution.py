@@ -29,11 +29,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from canary.verdicts import Verdict
 from routing.failures import Failure, FailureClass
+from routing.terms import FailureReason, FinishReason
 
 # Failure reasons of a reply the gateway judged and refused (``routing.failures``,
 # ``routing.gateway.attempts``): only these can follow from the request's parameters.
-JUDGED_REASONS = frozenset({"validation", "prefix_rejected", "truncated_by_max_tokens", "empty_reply"})
+JUDGED_REASONS = frozenset({FailureReason.VALIDATION, FailureReason.PREFIX_REJECTED,
+                            FailureReason.TRUNCATED_BY_MAX_TOKENS, FailureReason.EMPTY_REPLY})
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ class RequestParams:
 
 def failed_checks(checks: Mapping[str, str]) -> list[str]:
     """The names of the checks that failed (``prefix.language`` -> ``language``)."""
-    return [key.rpartition(".")[2] for key, verdict in checks.items() if verdict == "fail"]
+    return [key.rpartition(".")[2] for key, verdict in checks.items() if verdict == Verdict.FAIL]
 
 
 def parameterised_by(failure: Failure, params: RequestParams, *, checks: Mapping[str, str],
@@ -90,7 +93,7 @@ def parameterised_by(failure: Failure, params: RequestParams, *, checks: Mapping
         causes.append("stop")
     if params.tools and (has_tool_calls or "tool_calls" in failure.message):
         causes.append("tools")
-    if params.max_tokens and finish_reason == "length":
+    if params.max_tokens and finish_reason == FinishReason.LENGTH:
         causes.append("max_tokens")
     return tuple(causes)
 

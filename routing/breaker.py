@@ -49,6 +49,8 @@ from typing import Any
 
 import redis
 
+from routing.terms import BreakerOutcome, BreakerState
+
 log = logging.getLogger(__name__)
 
 _ACQUIRE = """
@@ -267,7 +269,7 @@ class BreakerConfig:
 class Permit:
     """The answer to "may I call this route now?".
 
-    ``allowed``; ``state`` ("closed", "half_open" or "open"); ``until_ms`` (epoch ms)
+    ``allowed``; ``state`` (a ``BreakerState``); ``until_ms`` (epoch ms)
     when a denied route may be tried again; ``blocked_by`` (the failure class or
     "retry_after") when denied; ``trial_classes`` the half-open classes this call is a
     trial for (pass them back to ``record``); ``has_state`` False when the route has no
@@ -275,7 +277,7 @@ class Permit:
     """
 
     allowed: bool
-    state: str
+    state: BreakerState
     until_ms: int = 0
     blocked_by: str = ""
     trial_classes: tuple[str, ...] = ()
@@ -343,21 +345,21 @@ class BreakerStore:
         """May ``route`` be called at ``now_ms``? Claims a half-open trial slot if so."""
         c = self.config
         if not self._available():
-            return Permit(True, "closed", has_state=False)
+            return Permit(True, BreakerState.CLOSED, has_state=False)
         if c.local_cache_s > 0 and self._healthy_until.get(route, 0.0) > time.monotonic():
-            return Permit(True, "closed", has_state=False)
+            return Permit(True, BreakerState.CLOSED, has_state=False)
         try:
             raw: Any = self._acquire(keys=[self._key(route)], args=[now_ms, c.half_open_trials, int(c.trial_lease_s * 1000)])
         except redis.RedisError as exc:
             self._mark_down(f"allowing {route}", exc)
-            return Permit(True, "closed", has_state=False)
+            return Permit(True, BreakerState.CLOSED, has_state=False)
         allowed, state, until, classes, has_state = raw
-        state_s = state.decode() if isinstance(state, bytes) else str(state)
+        state_s = BreakerState(state.decode() if isinstance(state, bytes) else str(state))
         classes_s = classes.decode() if isinstance(classes, bytes) else str(classes)
         if allowed:
             if not has_state and c.local_cache_s > 0:
                 self._healthy_until[route] = time.monotonic() + c.local_cache_s
-            trials = tuple(t for t in classes_s.split(",") if t) if state_s == "half_open" else ()
+            trials = tuple(t for t in classes_s.split(",") if t) if state_s == BreakerState.HALF_OPEN else ()
             return Permit(True, state_s, trial_classes=trials, has_state=bool(has_state))
         return Permit(False, state_s, until_ms=int(until), blocked_by=classes_s)
 
@@ -371,14 +373,14 @@ class BreakerStore:
         retry_after_s: float | None = None,
         detail: FailureDetail | None = None,
     ) -> str:
-        """Record one call's outcome: "success", a failure class value, or "neutral"
-        (not the route's fault). ``retry_after_s`` suppresses the route at least that
-        long. ``detail``: what failed (kept among the route's last failures, and as the
+        """Record one call's outcome: a ``BreakerOutcome`` (success, or neutral: not the
+        route's fault) or the value of a failure class charged to the route.
+        ``retry_after_s`` suppresses the route at least that long. ``detail``: what failed (kept among the route's last failures, and as the
         reason of a breaker this call opens). Returns the class whose breaker this call
         opened ("" if none)."""
-        if outcome == "success" and permit is not None and not permit.has_state and not retry_after_s:
+        if outcome == BreakerOutcome.SUCCESS and permit is not None and not permit.has_state and not retry_after_s:
             return ""  # healthy route, no state to update: save the round trip
-        if outcome != "success" or retry_after_s:
+        if outcome != BreakerOutcome.SUCCESS or retry_after_s:
             self._healthy_until.pop(route, None)
         c = self.config
         if not self._available():
@@ -408,7 +410,7 @@ class BreakerStore:
     def suppressed_until_ms(self, route: str) -> int:
         """The latest expiry (epoch ms) among the route's open breakers and Retry-After."""
         fields = self.snapshot(route)
-        candidates = [int(float(v)) for k, v in fields.items() if k.endswith(":until") and fields.get(k[:-6] + ":state") == "open"]
+        candidates = [int(float(v)) for k, v in fields.items() if k.endswith(":until") and fields.get(k[:-6] + ":state") == BreakerState.OPEN]
         candidates.append(int(float(fields.get("retry_after_until", 0))))
         return max(candidates)
 

@@ -33,12 +33,14 @@ from core.languages import language_of_tag
 from core.strict_json import strict_loads
 from routing.deadline import Allowances
 from routing.semantic import SEMANTIC_CHECKS
+from routing.terms import CommitMode, FinishReason, OutputMode, Workload
 
-WORKLOADS = ("text", "structured", "tools", "vision", "long_context")
+WORKLOADS = tuple(w.value for w in Workload)
 MODALITIES = ("text", "image", "audio")
-OUTPUT_MODES = ("none", "json_object", "json_schema")
-FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter")
-STREAM_COMMIT_MODES = ("buffer", "prefix")
+OUTPUT_MODES = tuple(m.value for m in OutputMode)
+# What a contract may accept; ``error`` never is.
+FINISH_REASONS = tuple(r.value for r in FinishReason if r != FinishReason.ERROR)
+STREAM_COMMIT_MODES = tuple(m.value for m in CommitMode)
 _STREAM_COMMIT_KEYS = frozenset({"mode", "hold_chars", "hold_ms", "early"})
 # The prefix hold of a text contract without its own ``stream_commit``: enough text for the
 # prefix judges (a leading fragment, a template token, a refusal opener) and short enough
@@ -77,18 +79,18 @@ class StreamCommit:
     cap; false waits for the whole hold.
     """
 
-    mode: str = "buffer"
+    mode: CommitMode = CommitMode.BUFFER
     hold_chars: int = DEFAULT_HOLD_CHARS
     hold_ms: float = DEFAULT_HOLD_MS
     early: bool = True
 
     @property
     def prefix(self) -> bool:
-        return self.mode == "prefix"
+        return self.mode == CommitMode.PREFIX
 
     def as_dict(self) -> dict[str, Any]:
-        if self.mode == "buffer":
-            return {"mode": "buffer"}
+        if self.mode == CommitMode.BUFFER:
+            return {"mode": CommitMode.BUFFER}
         out: dict[str, Any] = {"mode": self.mode, "hold_chars": self.hold_chars, "hold_ms": self.hold_ms}
         if not self.early:
             out["early"] = False
@@ -123,11 +125,11 @@ class Contract:
 
     name: str
     version: int
-    workload: str
+    workload: Workload
     modalities: tuple[str, ...] = ("text",)
     min_context: int = 0
     tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    output_mode: str = "none"
+    output_mode: OutputMode = OutputMode.NONE
     output_schema: Mapping[str, Any] | None = None
     model_classes: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
@@ -265,19 +267,19 @@ def _stream_commit(data: Mapping[str, Any], *, text_only: bool, first_token_s: f
     (a hold past it would turn every slow start into a timeout after the first byte)."""
     if "stream_commit" not in data:
         if not text_only:
-            return StreamCommit("buffer")
+            return StreamCommit(CommitMode.BUFFER)
         # The default hold stays within half the first-token limit, however tight.
         limit_ms = (first_token_s if first_token_s is not None else deadline_s) * 1000.0
-        return StreamCommit("prefix", DEFAULT_HOLD_CHARS, min(DEFAULT_HOLD_MS, limit_ms / 2))
+        return StreamCommit(CommitMode.PREFIX, DEFAULT_HOLD_CHARS, min(DEFAULT_HOLD_MS, limit_ms / 2))
     value = data["stream_commit"]
     _require(isinstance(value, Mapping), f"stream_commit: expected an object, got {value!r}")
     unknown = sorted(set(value) - _STREAM_COMMIT_KEYS)
     _require(not unknown, f"stream_commit: unknown field(s) {unknown}; known: {sorted(_STREAM_COMMIT_KEYS)}")
     mode = value.get("mode")
     _require(mode in STREAM_COMMIT_MODES, f"stream_commit.mode: expected one of {list(STREAM_COMMIT_MODES)}, got {mode!r}")
-    if mode == "buffer":
+    if mode == CommitMode.BUFFER:
         _require(set(value) == {"mode"}, "stream_commit: hold_chars, hold_ms and early apply to mode prefix only")
-        return StreamCommit("buffer")
+        return StreamCommit(CommitMode.BUFFER)
     _integer(value, "hold_chars", minimum=1)
     _number(value, "hold_ms", positive=True)
     early = value.get("early", True)
@@ -288,7 +290,7 @@ def _stream_commit(data: Mapping[str, Any], *, text_only: bool, first_token_s: f
     limit_name = "first_token_s" if first_token_s is not None else "deadline_s"
     _require(hold_ms / 1000.0 < limit_s,
              f"stream_commit.hold_ms: {hold_ms:g} ms is not shorter than {limit_name} ({limit_s:g} s)")
-    return StreamCommit("prefix", hold_chars, hold_ms, early)
+    return StreamCommit(CommitMode.PREFIX, hold_chars, hold_ms, early)
 
 
 def contract_from_dict(data: Mapping[str, Any]) -> Contract:
@@ -349,25 +351,26 @@ def contract_from_dict(data: Mapping[str, Any]) -> Contract:
     if max_attempts is not None:
         _require(max_attempts <= MAX_ATTEMPTS_LIMIT, f"max_attempts: at most {MAX_ATTEMPTS_LIMIT}, got {max_attempts}")
 
-    output_mode = data.get("output_mode", "none")
+    output_mode = data.get("output_mode", OutputMode.NONE)
     _require(output_mode in OUTPUT_MODES, f"output_mode: {output_mode!r} is not one of {list(OUTPUT_MODES)}")
-    if output_mode == "json_schema":
+    if output_mode == OutputMode.JSON_SCHEMA:
         _require(data.get("output_schema") is not None, "output_schema: required when output_mode is json_schema")
     if data.get("output_schema") is not None:
-        _require(output_mode == "json_schema", "output_schema: given but output_mode is not json_schema")
+        _require(output_mode == OutputMode.JSON_SCHEMA, "output_schema: given but output_mode is not json_schema")
         kwargs["output_validator"] = _schema_validator(data["output_schema"], "output_schema")
 
     tools = data.get("tools", {})
     _require(isinstance(tools, dict), f"tools: expected an object of tool name -> argument schema, got {tools!r}")
     kwargs["tool_validators"] = {n: _schema_validator(s, f"tools.{n}") for n, s in tools.items()}
 
-    workload = data["workload"]
-    _require(workload != "structured" or output_mode in ("json_schema", "json_object"),
+    workload = kwargs["workload"] = Workload(data["workload"])
+    kwargs["output_mode"] = OutputMode(output_mode)
+    _require(workload != Workload.STRUCTURED or output_mode in (OutputMode.JSON_SCHEMA, OutputMode.JSON_OBJECT),
              "workload structured: output_mode must be json_schema or json_object")
-    _require(workload != "tools" or bool(tools), "workload tools: at least one tool is required")
-    _require(workload != "vision" or "image" in kwargs.get("modalities", ()),
+    _require(workload != Workload.TOOLS or bool(tools), "workload tools: at least one tool is required")
+    _require(workload != Workload.VISION or "image" in kwargs.get("modalities", ()),
              "workload vision: modalities must include 'image'")
-    _require(workload != "long_context" or data.get("min_context", 0) > 0,
+    _require(workload != Workload.LONG_CONTEXT or data.get("min_context", 0) > 0,
              "workload long_context: min_context (tokens) is required")
 
     if data.get("hedge"):
@@ -377,7 +380,7 @@ def contract_from_dict(data: Mapping[str, Any]) -> Contract:
 
     first_token = data.get("first_token_s")
     kwargs["stream_commit"] = _stream_commit(
-        data, text_only=output_mode == "none" and not tools and workload in ("text", "long_context"),
+        data, text_only=output_mode == OutputMode.NONE and not tools and workload in (Workload.TEXT, Workload.LONG_CONTEXT),
         first_token_s=first_token, deadline_s=float(data["deadline_s"]) if "deadline_s" in data else Contract.deadline_s,
     )
     if data.get("expected_language") is not None:

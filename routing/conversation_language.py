@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.language_detector import text_language
+from routing.terms import LanguageSource
 
 # The assistant turns read, newest first, up to this many characters: a long chat's
 # language is its recent turns', and lingua's cost grows with the text.
@@ -27,11 +28,10 @@ MAX_CHARS = 2000
 
 @dataclass(frozen=True)
 class ExpectedLanguage:
-    """``language`` (ISO 639-1, or None: check mixing only) and its ``source``:
-    ``header``, ``contract``, ``assistant_turns``, ``user_turn`` or ``none``."""
+    """``language`` (ISO 639-1, or None: check mixing only) and its ``source``."""
 
     language: str | None
-    source: str
+    source: LanguageSource
 
 
 def _text(message: Mapping[str, Any]) -> str:
@@ -59,20 +59,20 @@ def conversation_language(messages: Sequence[Any]) -> ExpectedLanguage:
     if said:
         reading = text_language("\n".join(reversed(said))[-MAX_CHARS:])
         if reading is not None:
-            return ExpectedLanguage(reading.language, "assistant_turns")
+            return ExpectedLanguage(reading.language, LanguageSource.ASSISTANT_TURNS)
     last_user = next((m for m in reversed(turns) if m.get("role") == "user"), None)
     if last_user is not None:
         reading = text_language(_text(last_user)[-MAX_CHARS:])
         if reading is not None:
-            return ExpectedLanguage(reading.language, "user_turn")
-    return ExpectedLanguage(None, "none")
+            return ExpectedLanguage(reading.language, LanguageSource.USER_TURN)
+    return ExpectedLanguage(None, LanguageSource.NONE)
 
 
 def expected_language(header: str | None, contract_language: str | None, messages: Sequence[Any]) -> ExpectedLanguage:
     """The expected language of a reply: the header's, else the contract's, else the
     conversation's (``conversation_language``)."""
     if header:
-        return ExpectedLanguage(header, "header")
+        return ExpectedLanguage(header, LanguageSource.HEADER)
     if contract_language:
-        return ExpectedLanguage(contract_language, "contract")
+        return ExpectedLanguage(contract_language, LanguageSource.CONTRACT)
     return conversation_language(messages)

@@ -22,6 +22,7 @@ import redis
 from routing.discovery import routes_sync
 from routing.models import AttemptEvent, ContractVersion, Route
 from routing.services.contracts import contract_version_create, contracts_load_file
+from routing.terms import BreakerState, ErrorCode, RequestOutcome, Workload
 
 CONTRACTS_FILE = Path(__file__).resolve().parent / "contract_files" / "workloads.json"
 # The default fleet's vision model and host (canary/fleets/default.json).
@@ -31,16 +32,16 @@ _PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAA
 
 # One request per workload class, what such a backend would send.
 _REQUESTS: dict[str, dict[str, Any]] = {
-    "text": {"messages": [
+    Workload.TEXT: {"messages": [
         {"role": "system", "content": "You are Mira, the innkeeper. Reply in English, in character."},
         {"role": "user", "content": "*pushes the door open, shaking off the rain* Is there a room free tonight?"}],
         "stream": True},
-    "structured": {"messages": [{"role": "user", "content": "Extract the invoice: 2 lanterns at 12.50 EUR, one map at 7 EUR."}]},
-    "tools": {"messages": [{"role": "user", "content": "Book a table for four at the Lantern tonight at eight."}]},
-    "vision": {"messages": [{"role": "user", "content": [
+    Workload.STRUCTURED: {"messages": [{"role": "user", "content": "Extract the invoice: 2 lanterns at 12.50 EUR, one map at 7 EUR."}]},
+    Workload.TOOLS: {"messages": [{"role": "user", "content": "Book a table for four at the Lantern tonight at eight."}]},
+    Workload.VISION: {"messages": [{"role": "user", "content": [
         {"type": "text", "text": "Write a one-line caption for this picture."},
         {"type": "image_url", "image_url": {"url": _PIXEL}}]}], "max_tokens": 80},
-    "long_context": {"messages": [{"role": "user", "content": "Summarise the chapter so far: " + "The caravan crossed the dunes. " * 40}],
+    Workload.LONG_CONTEXT: {"messages": [{"role": "user", "content": "Summarise the chapter so far: " + "The caravan crossed the dunes. " * 40}],
                      "max_tokens": 300},
 }
 
@@ -85,7 +86,7 @@ def demo_calls(base_url: str, token: str, *, model_id: str, flush: Callable[[], 
         calls.append(_call(client, f"{name}@{row.version}", row.spec, model_id))
     flush()
     for call in calls:
-        if call.route or call.outcome != "accepted":
+        if call.route or call.outcome != RequestOutcome.ACCEPTED:
             call.attempts = _attempts(call)
     return calls
 
@@ -96,11 +97,11 @@ def _call(client: openai.OpenAI, key: str, spec: dict[str, Any], model_id: str) 
     headers = {"X-Routing-Contract": key}
     if spec.get("side_effects"):
         headers["Idempotency-Key"] = f"demo-{uuid.uuid4().hex}"
-    if workload == "tools":
+    if workload == Workload.TOOLS:
         request["tools"] = [{"type": "function", "function": {"name": n, "parameters": s}}
                             for n, s in spec["tools"].items()]
-    model = VISION_MODEL if workload == "vision" else model_id
-    call = DemoCall(key, "accepted")
+    model = VISION_MODEL if workload == Workload.VISION else model_id
+    call = DemoCall(key, RequestOutcome.ACCEPTED)
     try:
         if request.pop("stream", False):
             raw = client.chat.completions.with_streaming_response.create(
@@ -162,7 +163,7 @@ def demo_report(calls: list[DemoCall]) -> str:
 BREAKER_TAG = "meridian/fp8"
 BREAKER_REGION = "eu-north"
 BREAKER_CONTRACT: dict[str, Any] = {
-    "name": "roleplay-eu", "version": 1, "workload": "text", "modalities": ["text"],
+    "name": "roleplay-eu", "version": 1, "workload": Workload.TEXT, "modalities": ["text"],
     "model_classes": ["chat-70b"], "regions": [BREAKER_REGION],
     "deadline_s": 6, "connect_s": 0.5, "generation_s": 2, "validation_s": 0.1, "attempt_timeout_s": 2,
     "min_output_chars": 20, "max_attempts": 1, "max_fallbacks": 0,
@@ -210,7 +211,7 @@ def open_breaker(fields: dict[str, str]) -> tuple[str, int, int]:
     """The open breaker in one route's store fields (``BreakerStore.snapshot`` shape):
     (failure class, open until ms, opened at ms), or ("", 0, 0) when none is open."""
     for key, value in sorted(fields.items()):
-        if key.endswith(":state") and value == "open":
+        if key.endswith(":state") and value == BreakerState.OPEN:
             cls = key[: -len(":state")]
             return cls, int(float(fields.get(f"{cls}:until", 0) or 0)), int(float(fields.get(f"{cls}:opened", 0) or 0))
     return "", 0, 0
@@ -250,11 +251,11 @@ def _plain_call(client: openai.OpenAI, key: str, model_id: str) -> str:
     except openai.APIStatusError as exc:
         body = exc.body if isinstance(exc.body, dict) else {}
         message = str(body.get("message"))
-        if body.get("code") == "all_routes_suppressed":
+        if body.get("code") == ErrorCode.ALL_ROUTES_SUPPRESSED:
             # Its first clause says it; the rest lists every route ruled out and why.
             message = message.split(": ")[0]
         return f"{type(exc).__name__} {exc.status_code} {body.get('code')}: {message[:120]}"
-    return "accepted"
+    return RequestOutcome.ACCEPTED
 
 
 def demo_breaker_report(trip: BreakerTrip, *, page_url: str) -> str:

@@ -26,6 +26,7 @@ from canary.selectors import endpoints_of_model
 from core.identifiers import validate_model_id
 from routing.contracts import MODALITIES
 from routing.models import Route
+from routing.terms import OutputMode
 
 NAME_MAX = 100
 
@@ -74,11 +75,11 @@ def output_modes(supported_parameters: list[str]) -> list[str]:
     ``structured_outputs`` JSON-schema mode (OpenRouter's listing vocabulary). Whether the
     schema mode is *honoured* is the canary's verdict, kept in ``structured_honoured``."""
     params = set(supported_parameters)
-    modes = []
+    modes: list[str] = []
     if "response_format" in params or "structured_outputs" in params:
-        modes.append("json_object")
+        modes.append(OutputMode.JSON_OBJECT)
     if "structured_outputs" in params:
-        modes.append("json_schema")
+        modes.append(OutputMode.JSON_SCHEMA)
     return modes
 
 

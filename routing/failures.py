@@ -33,32 +33,23 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
 from openrouter.errors import ErrorInfo, is_moderation_error
+from routing.terms import Blame, FailureReason, SignalKind
 
 
 class FailureClass(StrEnum):
-    """The five failure classes of the issue, point 3."""
+    """The five failure classes of the issue, point 3 (the table above): ``Failure.cls``,
+    the ``failure_class`` of request and attempt events, of an error body and of the
+    attempt metrics, and the failure class a route's circuit breaker counts per class
+    (the ``<class>:`` fields of its Redis hash, ``routing.breaker``)."""
 
     PERMANENT = "permanent"
     TRANSIENT = "transient"
     INCOMPATIBLE = "incompatible"
     INVALID_RESPONSE = "invalid_response"
     AMBIGUOUS = "ambiguous"
-
-
-Blame = Literal["client", "account", "route"]
-
-SignalKind = Literal[
-    "http_error",  # a non-2xx status with (maybe) an error body
-    "error_body",  # HTTP 200 whose body or stream carried an error object
-    "connect",  # TCP/TLS could not be set up (nothing was sent)
-    "timeout",  # no headers / no first content within the limit, or silence after output
-    "reset",  # the connection closed before the stream finished
-    "no_finish",  # the stream ended cleanly but without a finish_reason
-    "invalid_body",  # a body or SSE frame that is not the JSON we expect
-]
 
 
 @dataclass(frozen=True)
@@ -79,15 +70,16 @@ class Signal:
 
 @dataclass(frozen=True)
 class Failure:
-    """One classified failure. ``reason`` is a short machine code (``http_429``,
-    ``first_token_timeout``, ``context_overflow``, ``validation`` ...); ``message`` is for
+    """One classified failure. ``reason`` is a short machine code: a ``FailureReason``
+    (``first_token_timeout``, ``context_overflow``, ``validation`` ...), OpenRouter's typed
+    code, ``http_<status>`` or ``<kind>_after_output``; ``message`` is for
     people. ``early_connect`` marks a failure before the request left (safe to retry on the
     same route). ``retry_after_s`` is the provider's Retry-After (seconds) when given."""
 
     cls: FailureClass
     reason: str
     message: str
-    blame: Blame = "route"
+    blame: Blame = Blame.ROUTE
     http_status: int | None = None
     retry_after_s: float | None = None
     early_connect: bool = False
@@ -95,48 +87,48 @@ class Failure:
     @property
     def counts_against_route(self) -> bool:
         """True when the route's circuit breaker records this failure (issue point 8)."""
-        return self.blame == "route" and self.cls != FailureClass.INCOMPATIBLE
+        return self.blame == Blame.ROUTE and self.cls != FailureClass.INCOMPATIBLE
 
 
 # OpenRouter's typed ``error_type`` / availability ``code`` (docs/sources/openrouter-api.md, "Errors").
 _TYPED: dict[str, tuple[FailureClass, Blame]] = {
-    "context_length_exceeded": (FailureClass.INCOMPATIBLE, "route"),
-    "max_tokens_exceeded": (FailureClass.INCOMPATIBLE, "route"),
-    "token_limit_exceeded": (FailureClass.INCOMPATIBLE, "route"),
-    "string_too_long": (FailureClass.INCOMPATIBLE, "route"),
-    "payload_too_large": (FailureClass.INCOMPATIBLE, "route"),
-    "invalid_image": (FailureClass.INCOMPATIBLE, "route"),
-    "image_too_large": (FailureClass.INCOMPATIBLE, "route"),
-    "image_too_small": (FailureClass.INCOMPATIBLE, "route"),
-    "unsupported_image_format": (FailureClass.INCOMPATIBLE, "route"),
-    "image_download_failed": (FailureClass.INCOMPATIBLE, "route"),
-    "content_policy_violation": (FailureClass.INCOMPATIBLE, "route"),
-    "refusal": (FailureClass.INCOMPATIBLE, "route"),
-    "constraint_filtered": (FailureClass.INCOMPATIBLE, "route"),
-    "authentication": (FailureClass.PERMANENT, "account"),
-    "permission_denied": (FailureClass.PERMANENT, "account"),
-    "payment_required": (FailureClass.PERMANENT, "account"),
-    "invalid_request": (FailureClass.PERMANENT, "client"),
-    "invalid_prompt": (FailureClass.PERMANENT, "client"),
-    "unprocessable": (FailureClass.PERMANENT, "client"),
-    "precondition_failed": (FailureClass.PERMANENT, "client"),
-    "not_found": (FailureClass.PERMANENT, "route"),
-    "model_not_found": (FailureClass.PERMANENT, "route"),
-    "wrong_endpoint": (FailureClass.PERMANENT, "route"),
-    "no_endpoints": (FailureClass.PERMANENT, "route"),
-    "model_deprecated": (FailureClass.PERMANENT, "route"),
-    "model_unavailable_upstream": (FailureClass.TRANSIENT, "route"),
-    "region_restricted": (FailureClass.INCOMPATIBLE, "route"),
-    "privacy_restricted": (FailureClass.INCOMPATIBLE, "route"),
-    "free_variant_ended": (FailureClass.PERMANENT, "route"),
-    "rate_limit_exceeded": (FailureClass.TRANSIENT, "route"),
-    "capacity_exhausted": (FailureClass.TRANSIENT, "route"),
-    "temporarily_unavailable": (FailureClass.TRANSIENT, "route"),
-    "provider_overloaded": (FailureClass.TRANSIENT, "route"),
-    "provider_unavailable": (FailureClass.TRANSIENT, "route"),
-    "server": (FailureClass.TRANSIENT, "route"),
-    "timeout": (FailureClass.TRANSIENT, "route"),
-    "unmapped": (FailureClass.TRANSIENT, "route"),
+    "context_length_exceeded": (FailureClass.INCOMPATIBLE, Blame.ROUTE),
+    "max_tokens_exceeded": (FailureClass.INCOMPATIBLE, Blame.ROUTE),
+    "token_limit_exceeded": (FailureClass.INCOMPATIBLE, Blame.ROUTE),
+    "string_too_long": (FailureClass.INCOMPATIBLE, Blame.ROUTE),
+    "payload_too_large": (FailureClass.INCOMPATIBLE, Blame.ROUTE),  # vocabulary: OpenRouter's error type
+    "invalid_image": (FailureClass.INCOMPATIBLE, Blame.ROUTE),
+    "image_too_large": (FailureClass.INCOMPATIBLE, Blame.ROUTE),
+    "image_too_small": (FailureClass.INCOMPATIBLE, Blame.ROUTE),
+    "unsupported_image_format": (FailureClass.INCOMPATIBLE, Blame.ROUTE),
+    "image_download_failed": (FailureClass.INCOMPATIBLE, Blame.ROUTE),
+    "content_policy_violation": (FailureClass.INCOMPATIBLE, Blame.ROUTE),
+    "refusal": (FailureClass.INCOMPATIBLE, Blame.ROUTE),
+    "constraint_filtered": (FailureClass.INCOMPATIBLE, Blame.ROUTE),
+    "authentication": (FailureClass.PERMANENT, Blame.ACCOUNT),  # vocabulary: OpenRouter's error type
+    "permission_denied": (FailureClass.PERMANENT, Blame.ACCOUNT),  # vocabulary: OpenRouter's error type
+    "payment_required": (FailureClass.PERMANENT, Blame.ACCOUNT),  # vocabulary: OpenRouter's error type
+    "invalid_request": (FailureClass.PERMANENT, Blame.CLIENT),  # vocabulary: OpenRouter's error type
+    "invalid_prompt": (FailureClass.PERMANENT, Blame.CLIENT),
+    "unprocessable": (FailureClass.PERMANENT, Blame.CLIENT),
+    "precondition_failed": (FailureClass.PERMANENT, Blame.CLIENT),
+    "not_found": (FailureClass.PERMANENT, Blame.ROUTE),
+    "model_not_found": (FailureClass.PERMANENT, Blame.ROUTE),
+    "wrong_endpoint": (FailureClass.PERMANENT, Blame.ROUTE),
+    "no_endpoints": (FailureClass.PERMANENT, Blame.ROUTE),
+    "model_deprecated": (FailureClass.PERMANENT, Blame.ROUTE),
+    "model_unavailable_upstream": (FailureClass.TRANSIENT, Blame.ROUTE),
+    "region_restricted": (FailureClass.INCOMPATIBLE, Blame.ROUTE),
+    "privacy_restricted": (FailureClass.INCOMPATIBLE, Blame.ROUTE),
+    "free_variant_ended": (FailureClass.PERMANENT, Blame.ROUTE),
+    "rate_limit_exceeded": (FailureClass.TRANSIENT, Blame.ROUTE),
+    "capacity_exhausted": (FailureClass.TRANSIENT, Blame.ROUTE),
+    "temporarily_unavailable": (FailureClass.TRANSIENT, Blame.ROUTE),
+    "provider_overloaded": (FailureClass.TRANSIENT, Blame.ROUTE),
+    "provider_unavailable": (FailureClass.TRANSIENT, Blame.ROUTE),
+    "server": (FailureClass.TRANSIENT, Blame.ROUTE),
+    "timeout": (FailureClass.TRANSIENT, Blame.ROUTE),
+    "unmapped": (FailureClass.TRANSIENT, Blame.ROUTE),
 }
 
 # "Whatever the wording" (issue point 3): upstreams phrase the same incompatibility many
@@ -196,38 +188,38 @@ def classify_http(
         return Failure(cls, typed, message, blame, status, retry_after_s)
     text = _error_text(error)
     if status in (408, 429) or status >= 500:
-        return Failure(FailureClass.TRANSIENT, f"http_{status}", message, "route", status, retry_after_s)
+        return Failure(FailureClass.TRANSIENT, f"http_{status}", message, Blame.ROUTE, status, retry_after_s)
     if status == 413 or _CONTEXT_WORDS.search(text):
-        return Failure(FailureClass.INCOMPATIBLE, "context_overflow", message, "route", status, retry_after_s)
+        return Failure(FailureClass.INCOMPATIBLE, FailureReason.CONTEXT_OVERFLOW, message, Blame.ROUTE, status, retry_after_s)
     if _UNSUPPORTED_WORDS.search(text):
-        return Failure(FailureClass.INCOMPATIBLE, "unsupported", message, "route", status, retry_after_s)
+        return Failure(FailureClass.INCOMPATIBLE, FailureReason.UNSUPPORTED, message, Blame.ROUTE, status, retry_after_s)
     if status == 403 and error is not None and is_moderation_error(status, error):
         # One host's content filter refused: another host may serve it (LiteLLM's
         # content_policy_fallbacks, docs/sources/peers.md, "Retries and fallbacks"), and it says nothing about the host's health.
-        return Failure(FailureClass.INCOMPATIBLE, "moderation", message, "route", status, retry_after_s)
+        return Failure(FailureClass.INCOMPATIBLE, FailureReason.MODERATION, message, Blame.ROUTE, status, retry_after_s)
     if status in (401, 402, 403):
-        reason = {401: "authentication", 402: "payment_required"}.get(status, "permission_denied")
-        return Failure(FailureClass.PERMANENT, reason, message, "account", status, retry_after_s)
+        reason = {401: FailureReason.AUTHENTICATION, 402: FailureReason.PAYMENT_REQUIRED}.get(status, FailureReason.PERMISSION_DENIED)
+        return Failure(FailureClass.PERMANENT, reason, message, Blame.ACCOUNT, status, retry_after_s)
     if status == 404 or _UNKNOWN_MODEL_WORDS.search(text):
         if "no endpoints found for" in text.casefold():
             # A pinned provider listed but momentarily unroutable (docs/sources/openrouter-api.md, "Errors": seen
             # when Groq was out of capacity): it comes back, so transient.
-            return Failure(FailureClass.TRANSIENT, "endpoint_unavailable", message, "route", status, retry_after_s)
-        return Failure(FailureClass.PERMANENT, "unknown_model", message, "route", status, retry_after_s)
-    return Failure(FailureClass.PERMANENT, "malformed_request", message, "client", status, retry_after_s)
+            return Failure(FailureClass.TRANSIENT, FailureReason.ENDPOINT_UNAVAILABLE, message, Blame.ROUTE, status, retry_after_s)
+        return Failure(FailureClass.PERMANENT, FailureReason.UNKNOWN_MODEL, message, Blame.ROUTE, status, retry_after_s)
+    return Failure(FailureClass.PERMANENT, FailureReason.MALFORMED_REQUEST, message, Blame.CLIENT, status, retry_after_s)
 
 
 def classify(signal: Signal) -> Failure:
     """Map what the HTTP layer saw to a failure class (the table in the module docstring)."""
-    if signal.kind == "http_error":
+    if signal.kind == SignalKind.HTTP_ERROR:
         return classify_http(signal.http_status or 0, signal.error, retry_after_s=signal.retry_after_s)
-    if signal.kind == "connect":
+    if signal.kind == SignalKind.CONNECT:
         return Failure(
-            FailureClass.TRANSIENT, "connect", signal.message or "could not connect",
+            FailureClass.TRANSIENT, FailureReason.CONNECT, signal.message or "could not connect",
             early_connect=True,
         )
-    if signal.kind == "invalid_body":
-        return Failure(FailureClass.INVALID_RESPONSE, "invalid_body", signal.message, http_status=signal.http_status)
+    if signal.kind == SignalKind.INVALID_BODY:
+        return Failure(FailureClass.INVALID_RESPONSE, FailureReason.INVALID_BODY, signal.message, http_status=signal.http_status)
     if signal.output_seen:
         # Output was produced and may be billed or already acted on: we cannot know what
         # the caller would have received (issue point 3, "ambiguous"; field case 7).
@@ -235,16 +227,16 @@ def classify(signal: Signal) -> Failure:
             FailureClass.AMBIGUOUS, f"{signal.kind}_after_output", signal.message or signal.kind,
             http_status=signal.http_status,
         )
-    if signal.kind == "error_body":
+    if signal.kind == SignalKind.ERROR_BODY:
         code = signal.error.code if signal.error else None
         status = code if isinstance(code, int) and 400 <= code < 600 else 502
         failure = classify_http(status, signal.error, retry_after_s=signal.retry_after_s)
-        if failure.cls == FailureClass.PERMANENT and failure.blame == "client":
+        if failure.cls == FailureClass.PERMANENT and failure.blame == Blame.CLIENT:
             # The request was accepted (200) before the error: the upstream, not the client,
             # failed (field case 6: an error chunk before content is transient).
-            return Failure(FailureClass.TRANSIENT, "error_chunk", failure.message, http_status=200)
+            return Failure(FailureClass.TRANSIENT, FailureReason.ERROR_CHUNK, failure.message, http_status=200)
         return failure
-    reason = "first_token_timeout" if signal.kind == "timeout" else signal.kind
+    reason = FailureReason.FIRST_TOKEN_TIMEOUT if signal.kind == SignalKind.TIMEOUT else FailureReason(signal.kind)
     return Failure(FailureClass.TRANSIENT, reason, signal.message or signal.kind, http_status=signal.http_status)
 
 
@@ -256,8 +248,8 @@ def validation_failure(problems: list[str] | tuple[str, ...], *, caller_max_toke
     message = "; ".join(problems)
     if caller_max_tokens is not None:
         message = f"cut at the request's own max_tokens ({caller_max_tokens}); raise it: {message}"
-        return Failure(FailureClass.INVALID_RESPONSE, "truncated_by_max_tokens", message[:500])
-    return Failure(FailureClass.INVALID_RESPONSE, "validation", message[:500])
+        return Failure(FailureClass.INVALID_RESPONSE, FailureReason.TRUNCATED_BY_MAX_TOKENS, message[:500])
+    return Failure(FailureClass.INVALID_RESPONSE, FailureReason.VALIDATION, message[:500])
 
 
 def empty_reply_failure(content: str | None, has_tool_calls: bool, usage: Mapping[str, Any] | None) -> Failure | None:
@@ -271,5 +263,5 @@ def empty_reply_failure(content: str | None, has_tool_calls: bool, usage: Mappin
     tokens = usage.get("completion_tokens") if usage else None
     if not (isinstance(tokens, int) and not isinstance(tokens, bool) and tokens == 0):
         return None
-    return Failure(FailureClass.INVALID_RESPONSE, "empty_reply",
+    return Failure(FailureClass.INVALID_RESPONSE, FailureReason.EMPTY_REPLY,
                    "the reply was empty: no content, no tool call, zero completion tokens")

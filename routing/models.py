@@ -13,6 +13,8 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from routing.terms import STORED_REQUEST_OUTCOMES
+
 
 class ContractVersion(models.Model):
     """One version of a routing contract; ``spec`` is the JSON ``contract_from_dict`` reads.
@@ -85,11 +87,8 @@ class Route(models.Model):
         return self.name
 
 
-class Outcomes(models.TextChoices):
-    ACCEPTED = "accepted"
-    FAILED = "failed"
-    UNKNOWN = "unknown"
-    CANCELLED = "cancelled"  # the client disconnected mid-stream
+# The stored request outcomes with the labels the admin shows ("Accepted").
+OUTCOME_CHOICES = [(o.value, o.name.title()) for o in STORED_REQUEST_OUTCOMES]
 
 
 class RequestEvent(models.Model):
@@ -98,7 +97,7 @@ class RequestEvent(models.Model):
 
     operation_id = models.CharField(max_length=100, unique=True)
     contract = models.CharField(max_length=120)
-    outcome = models.CharField(max_length=10, choices=Outcomes.choices)
+    outcome = models.CharField(max_length=10, choices=OUTCOME_CHOICES)
     failure_class = models.CharField(max_length=20, blank=True)
     error_code = models.CharField(max_length=40, blank=True)
     message = models.TextField(blank=True)
@@ -162,9 +161,9 @@ class ExecutionLedger(models.Model):
     workload with side effects) is claimed here before it runs, by the unique
     constraint; a second claim of the same key finds the row and does not run again.
 
-    ``status``: "claimed" (running), "done" (``result`` stored for replay), "failed"
-    (released: the next claim of the key runs again),
-    "unknown" (it may have happened; never replayed automatically). ``fingerprint`` is a
+    ``status``: a ``LedgerStatus``: "claimed" (running), "done" (``result`` stored for
+    replay), "failed" (released: the next claim of the key runs again), "unknown" (it may
+    have happened; never replayed automatically). ``fingerprint`` is a
     digest of the arguments: the same key with other arguments is refused (IETF
     idempotency-key draft: 422, docs/sources/resilience.md, "Idempotency keys"). A
     request's ``Idempotency-Key`` is claimed here whatever its contract

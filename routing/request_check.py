@@ -32,6 +32,7 @@ from typing import Any
 
 from core.strict_json import NotJsonNumber
 from routing.contracts import Contract
+from routing.terms import FinishReason
 from routing.tool_schema import describe, first_difference
 
 MAX_DEPTH = 64
@@ -315,7 +316,7 @@ def caused_by_request(finish_reason: str | None, client_max_tokens: int | None) 
     """True when an answer's failure follows from the request, not the route: it was cut
     by length (finish reason ``length``) under a ``max_tokens`` the caller chose. Any
     route would have stopped there, so it says nothing about this route's health."""
-    return finish_reason == "length" and client_max_tokens is not None
+    return finish_reason == FinishReason.LENGTH and client_max_tokens is not None
 
 
 def check_request(body: Any, contract: Contract) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from routing.contracts import Contract
 from routing.selection import RequestNeeds, RouteProfile
+from routing.terms import OutputMode
 
 # Request keys the gateway owns or rewrites.
 _OWNED = frozenset({"model", "models", "stream", "stream_options", "provider", "route"})
@@ -44,13 +45,13 @@ def upstream_body(contract: Contract, body: Mapping[str, Any]) -> dict[str, Any]
     out["stream"] = True
     if out.get("max_tokens") is None and out.get("max_completion_tokens") is None and contract.max_output_tokens:
         out["max_tokens"] = contract.max_output_tokens
-    if contract.output_mode == "json_schema":
+    if contract.output_mode == OutputMode.JSON_SCHEMA:
         name = "".join(c if c.isalnum() or c in "_-" else "_" for c in contract.name)[:64]
         out["response_format"] = {
             "type": "json_schema",
             "json_schema": {"name": name, "strict": True, "schema": dict(contract.output_schema or {})},
         }
-    elif contract.output_mode == "json_object":
+    elif contract.output_mode == OutputMode.JSON_OBJECT:
         out["response_format"] = {"type": "json_object"}
     if contract.tools and "tools" not in out:
         out["tools"] = [
@@ -70,7 +71,7 @@ def route_body(route: RouteProfile, base: Mapping[str, Any], client_provider: Ma
         # Pin the endpoint and forbid OpenRouter's own fallback: the gateway owns it.
         provider["only"] = [route.provider_tag]
         provider["allow_fallbacks"] = False
-        if contract.output_mode != "none" or contract.tools:
+        if contract.output_mode != OutputMode.NONE or contract.tools:
             provider["require_parameters"] = True
         body["provider"] = provider
     return _compact_json(body).encode()

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.shown import shown
+from routing.failures import FailureClass
 from routing.gateway.live import sse_stream
 from routing.gateway.result import GatewayResult
+from routing.terms import ErrorCode
 
 log = logging.getLogger("routing.gateway")
 
@@ -34,11 +36,11 @@ HEADER_LANGUAGE = "X-Expected-Language"  # request: ISO 639-1 code the reply mus
 # a client retry would repeat that work, so the gateway says so on every error.
 HEADER_SHOULD_RETRY = "x-should-retry"
 
-_STATUS = {
-    "deadline_exhausted": 504,
-    "all_routes_suppressed": 503,
-    "no_eligible_route": 422,
-    "outcome_unknown": 502,
+_STATUS: dict[str, int] = {
+    ErrorCode.DEADLINE_EXHAUSTED: 504,
+    ErrorCode.ALL_ROUTES_SUPPRESSED: 503,
+    ErrorCode.NO_ELIGIBLE_ROUTE: 422,
+    ErrorCode.OUTCOME_UNKNOWN: 502,
 }
 
 
@@ -68,7 +70,7 @@ class GatewayReply:
         return content if isinstance(content, str) else None
 
 
-def error_reply(status: int, code: str, message: str, *, failure_class: str = "permanent", **extra: Any) -> GatewayReply:
+def error_reply(status: int, code: str, message: str, *, failure_class: str = FailureClass.PERMANENT, **extra: Any) -> GatewayReply:
     """A refusal before or outside the gateway run (bad header, bad JSON, auth, unknown
     contract, a reused idempotency key...). Like a failed run it carries an
     ``operation_id`` (body and ``X-Routing-Operation-Id``), a fresh one per refusal, and is
@@ -115,7 +117,7 @@ def reply_for(result: GatewayResult) -> GatewayReply:
     if last_route:
         headers[HEADER_ROUTE] = last_route
     status = _STATUS.get(result.error_code, 502)
-    if result.error_code == "permanent_failure" and result.attempts and result.attempts[-1].http_status == 400:
+    if result.error_code == ErrorCode.PERMANENT_FAILURE and result.attempts and result.attempts[-1].http_status == 400:
         status = 400  # the upstream called the request malformed: the client must fix it
     if result.retry_after_s is not None:
         headers["Retry-After"] = str(max(1, math.ceil(result.retry_after_s)))

@@ -17,6 +17,7 @@ from typing import Any
 
 from core.ignore_rule import covered
 from routing.contracts import Contract
+from routing.terms import OutputMode
 
 # A route whose canary structured-output probes pass less often than this does not
 # count as supporting json_schema, whatever it advertises ("advertised versus honoured";
@@ -144,11 +145,11 @@ def rejection_reason(
         return f"{_CONTEXT_SHORT}{route.context_length} < {wanted_context} tokens needed"
     if contract.tools and not route.tools:
         return "no tool use"
-    if contract.output_mode != "none":
+    if contract.output_mode != OutputMode.NONE:
         if contract.output_mode not in route.output_modes:
             return f"output mode {contract.output_mode} not advertised"
         honoured = route.structured_honoured
-        if contract.output_mode == "json_schema" and honoured is not None and honoured < min_structured_honoured:
+        if contract.output_mode == OutputMode.JSON_SCHEMA and honoured is not None and honoured < min_structured_honoured:
             return f"json_schema advertised but honoured in {honoured:.0%} of canary probes"
     if contract.model_classes and route.model_class not in contract.model_classes:
         return f"model class {route.model_class!r} not allowed"

@@ -18,6 +18,7 @@ from openrouter.chat import ChunkEnvelope
 from openrouter.errors import ErrorInfo
 from openrouter.jsonbody import InvalidBodyError, decode_object
 from openrouter.sse import DEFAULT_MAX_LINE_BYTES, SSEFrames
+from routing.terms import FinishReason
 
 
 @dataclass(frozen=True)
@@ -215,7 +216,7 @@ class ChatStream(ChunkEnvelope):
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             self.finish_reason = finish
-        if finish == "error" or choice.get("error") is not None:  # nothing to fold otherwise
+        if finish == FinishReason.ERROR or choice.get("error") is not None:  # nothing to fold otherwise
             self.fold_choice_error(choice, finish)
 
     def _tool(self, call: dict[str, Any], position: int) -> None:

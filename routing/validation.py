@@ -26,6 +26,7 @@ from typing import Any
 from routing.contracts import Contract
 from routing.semantic import SEMANTIC_CHECKS
 from routing.stream import Answer
+from routing.terms import FinishReason, OutputMode
 
 _MAX_PROBLEMS = 10
 _MAX_MESSAGE_CHARS = 200
@@ -72,7 +73,7 @@ def validate_answer(contract: Contract, answer: Answer) -> ValidationResult:
     if finish is None:
         problems.append("no finish reason: the answer may be incomplete")
     elif finish not in contract.finish_reasons:
-        label = "truncated (finish_reason length)" if finish == "length" else f"finish_reason {finish!r}"
+        label = "truncated (finish_reason length)" if finish == FinishReason.LENGTH else f"finish_reason {finish!r}"
         problems.append(f"{label} not accepted; contract accepts {list(contract.finish_reasons)}")
 
     text = (answer.content or "").strip()
@@ -82,7 +83,7 @@ def validate_answer(contract: Contract, answer: Answer) -> ValidationResult:
     elif len(text) < contract.min_output_chars:
         problems.append(f"output is {len(text)} characters, contract requires at least {contract.min_output_chars}")
 
-    if contract.output_mode in ("json_schema", "json_object") and not answer.tool_calls and text:
+    if contract.output_mode in (OutputMode.JSON_SCHEMA, OutputMode.JSON_OBJECT) and not answer.tool_calls and text:
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -92,7 +93,7 @@ def validate_answer(contract: Contract, answer: Answer) -> ValidationResult:
             problems.append("structured output is JSON nested too deeply to decode")
             value = None
         else:
-            if contract.output_mode == "json_object" and not isinstance(value, dict):
+            if contract.output_mode == OutputMode.JSON_OBJECT and not isinstance(value, dict):
                 problems.append(f"structured output is a {type(value).__name__}, not an object")
             if contract.output_validator is not None:
                 problems += _schema_problems(contract.output_validator, value, "output")

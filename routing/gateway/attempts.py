@@ -44,6 +44,20 @@ from routing.request_check import caused_by_request
 from routing.request_shape import attempt_cost, new_id, route_body
 from routing.selection import RequestNeeds, RouteProfile, candidates
 from routing.stream import Answer
+from routing.terms import (
+    REQUEST_LANGUAGE_SOURCES,
+    AttemptStatus,
+    BreakerOutcome,
+    BreakerState,
+    CheckStage,
+    CutReason,
+    ErrorCode,
+    FailureReason,
+    LanguageSource,
+    OutputMode,
+    RequestOutcome,
+    SignalKind,
+)
 from routing.validation import ValidationResult, validate_answer
 
 
@@ -104,7 +118,7 @@ class RequestRun:
         model: str | None,
         live: bool,
         language: str | None,
-        language_source: str,
+        language_source: LanguageSource,
         request_text: str,
         client_max_tokens: int | None,
         body: dict[str, Any],
@@ -125,7 +139,7 @@ class RequestRun:
         self.live = live
         self.model = model
         self.language = language
-        self.language_source = language_source  # routing.conversation_language.ExpectedLanguage.source
+        self.language_source = language_source
         self.request_text = request_text
         self.client_max_tokens = client_max_tokens
         # The request's own parameters (``routing.attribution``).
@@ -140,11 +154,11 @@ class RequestRun:
     def spent_usd(self) -> float:
         return sum(t.record.cost_usd for t in self.tries)
 
-    def finish(self, outcome: str, *, code: str = "", cls: str = "", message: str = "",
+    def finish(self, outcome: RequestOutcome, *, code: ErrorCode | None = None, cls: str = "", message: str = "",
                accepted: Attempt | None = None, retry_after_s: float | None = None,
                route: RouteProfile | None = None) -> GatewayResult:
-        if outcome != "streaming":
-            self.charge_deferred(peer_passed=outcome == "accepted")
+        if outcome != RequestOutcome.STREAMING:
+            self.charge_deferred(peer_passed=outcome == RequestOutcome.ACCEPTED)
         return GatewayResult(
             operation_id=self.op,
             contract=self.contract.key,
@@ -156,7 +170,7 @@ class RequestRun:
             value=accepted.validation.value if accepted and accepted.validation else None,
             route=route,
             failure_class=cls,
-            error_code=code,
+            error_code=code or "",
             message=message,
             retry_after_s=retry_after_s,
             rejected_routes=dict(self.rejected),
@@ -188,7 +202,7 @@ class RequestRun:
         skipped: list[int] = []
         for route in routes:
             if self.gw.breakers is None:
-                return route, Permit(True, "closed", has_state=False), skipped
+                return route, Permit(True, BreakerState.CLOSED, has_state=False), skipped
             permit = self.gw.breakers.acquire(route.name, self.now_ms())
             if permit.allowed:
                 return route, permit, skipped
@@ -234,7 +248,7 @@ class RequestRun:
         except Exception as exc:  # noqa: BLE001 - a reply that crashes its reader is an invalid reply
             # Not raised past the chain: the fallback serves, the breaker counts it, and
             # an idempotency key is settled by the chain's outcome instead of a crash.
-            outcome = AttemptOutcome(None, Signal("invalid_body", message=f"the reply could not be read: {exc!r}"[:300]),
+            outcome = AttemptOutcome(None, Signal(SignalKind.INVALID_BODY, message=f"the reply could not be read: {exc!r}"[:300]),
                                      None, (gw.clock() - sent) * 1000.0, None)
         with self.lock:
             if record.frozen:
@@ -246,40 +260,40 @@ class RequestRun:
         failure: Failure | None = None
         if held is not None and not held.ok:
             # The held prefix failed a canary judge: nothing reached the client.
-            failure = Failure(FailureClass.INVALID_RESPONSE, "prefix_rejected", held.failed[:500])
-            record.status = "rejected"
+            failure = Failure(FailureClass.INVALID_RESPONSE, FailureReason.PREFIX_REJECTED, held.failed[:500])
+            record.status = AttemptStatus.REJECTED
         elif outcome.answer is not None and (empty := empty_reply_failure(
                 outcome.answer.content, bool(outcome.answer.tool_calls), outcome.usage)) is not None:
             t.answer = outcome.answer
             failure = empty
-            record.status = "rejected"
+            record.status = AttemptStatus.REJECTED
             record.validation = "empty reply"
         elif outcome.answer is not None and self.live and not self.judge_whole(outcome.answer, record).ok:
             # The whole answer arrived within the hold: the prefix checks judged all of it.
             t.answer = outcome.answer
-            failure = Failure(FailureClass.INVALID_RESPONSE, "prefix_rejected", record.message or "prefix rejected")
-            record.status = "rejected"
+            failure = Failure(FailureClass.INVALID_RESPONSE, FailureReason.PREFIX_REJECTED, record.message or "prefix rejected")
+            record.status = AttemptStatus.REJECTED
         elif outcome.answer is not None:
             t.answer = outcome.answer
             t.validation = validate_answer(c, outcome.answer)
             record.validation = t.validation.summary
             problems = list(t.validation.problems)
-            if not self.live and c.output_mode == "none" and outcome.answer.content:
+            if not self.live and c.output_mode == OutputMode.NONE and outcome.answer.content:
                 # Not streamed, or buffered: the whole answer is the commit point, and it
                 # passes the checks a stream's prefix and end would before it is accepted.
                 content = answer_checks(outcome.answer.content, self.language)
-                record.checks.update({f"answer.{k}": v for k, v in content.verdicts.items()})
-                record.validation = "; ".join(filter(None, (record.validation, content.summary("answer"),
+                record.checks.update({f"{CheckStage.ANSWER}.{k}": v for k, v in content.verdicts.items()})
+                record.validation = "; ".join(filter(None, (record.validation, content.summary(CheckStage.ANSWER),
                                                             self.language_said())))
                 problems += [content.failed] if content.failed else []
             if problems:
                 cut = caused_by_request(outcome.answer.finish_reason, self.client_max_tokens)
                 failure = validation_failure(problems, caller_max_tokens=self.client_max_tokens if cut else None)
-                record.status = "rejected"
+                record.status = AttemptStatus.REJECTED
         else:
             assert outcome.signal is not None
             failure = classify(outcome.signal)
-            record.status = "cancelled" if outcome.cancelled else "failed"
+            record.status = AttemptStatus.CANCELLED if outcome.cancelled else AttemptStatus.FAILED
             record.validation = "not reached"
         # A hedge loser reached the provider and was cut mid-work: count its input as
         # billed (issue point 10: both costs counted).
@@ -287,7 +301,7 @@ class RequestRun:
                   or (outcome.signal is not None and outcome.signal.output_seen))
         record.tokens_in, record.tokens_out, record.cost_usd = attempt_cost(route, outcome.usage, self.needs, billed)
         if failure is None:
-            record.status = "accepted"
+            record.status = AttemptStatus.ACCEPTED
         else:
             t.failure = failure
             record.failure_class = failure.cls.value
@@ -301,14 +315,14 @@ class RequestRun:
             detail = self.detail(failure, record) if failure is not None else None
             if charged and failure is not None and detail is not None and self.request_may_cause(route, failure, t, detail):
                 charged = False
-            verdict = "success" if failure is None else (failure.cls.value if charged else "neutral")
+            verdict = BreakerOutcome.SUCCESS if failure is None else (failure.cls if charged else BreakerOutcome.NEUTRAL)
             record.breaker_opened = gw.breakers.record(
                 route.name, self.now_ms(), verdict, permit=permit,
                 retry_after_s=failure.retry_after_s if failure is not None and failure.cls == FailureClass.TRANSIENT else None,
                 detail=detail if charged else None,
             )
         elif gw.breakers is not None and permit.trial_classes:
-            gw.breakers.record(route.name, self.now_ms(), "neutral", permit=permit)
+            gw.breakers.record(route.name, self.now_ms(), BreakerOutcome.NEUTRAL, permit=permit)
         return t
 
     def language_said(self) -> str:
@@ -319,7 +333,7 @@ class RequestRun:
         """The checks of an answer that ended before its commit point: nothing was sent,
         so it is judged whole (``answer_checks``) before it is accepted."""
         checks = answer_checks(answer.content or "", self.language)
-        record.checks = {f"answer.{k}": v for k, v in checks.verdicts.items()}
+        record.checks = {f"{CheckStage.ANSWER}.{k}": v for k, v in checks.verdicts.items()}
         record.message = checks.failed[:500]
         return checks
 
@@ -350,19 +364,19 @@ class RequestRun:
             checks = prefix_checks(stream.content_so_far, self.language)
             if not commit_now(commit, checks, hold_is_over=over):
                 continue
-            record.checks = {f"prefix.{k}": v for k, v in checks.verdicts.items()}
+            record.checks = {f"{CheckStage.PREFIX}.{k}": v for k, v in checks.verdicts.items()}
             held_ms = (now - first_at) * 1000.0
-            record.validation = (f"{checks.summary('prefix')} (after {judged} chars, {held_ms:.0f} ms; "
+            record.validation = (f"{checks.summary(CheckStage.PREFIX)} (after {judged} chars, {held_ms:.0f} ms; "
                                  f"{self.language_said()})")
             if not checks.ok:
-                live.cut("rejected")
+                live.cut(CutReason.REJECTED)
                 for _ in reader:
                     pass
                 live.close()
                 outcome = live.outcome
                 assert outcome is not None
                 return checks, outcome
-            record.status = "committed"
+            record.status = AttemptStatus.COMMITTED
             record.ttft_ms = live.ttft_ms
             record.http_status = live.response.status_code
             t.live, t.reader = live, reader
@@ -382,30 +396,30 @@ class RequestRun:
         outcome = live.outcome
         record.latency_ms = live.elapsed_ms()
         failure: Failure | None = None
-        code = ""
+        code: ErrorCode | None = None
         if client_gone or outcome is None:
-            record.status = "cancelled"
-            record.failure_reason = "client_disconnected"
+            record.status = AttemptStatus.CANCELLED
+            record.failure_reason = FailureReason.CLIENT_DISCONNECTED
             record.message = "the client disconnected mid-stream; the upstream request was cancelled"
         elif outcome.answer is not None:
             t.answer = outcome.answer
             t.validation = validate_answer(c, outcome.answer)
             post = reply_checks(outcome.answer.content or "", self.language)
-            record.checks.update({f"post.{k}": v for k, v in post.verdicts.items()})
-            record.validation = "; ".join(filter(None, (record.validation, post.summary("post"),
+            record.checks.update({f"{CheckStage.POST}.{k}": v for k, v in post.verdicts.items()})
+            record.validation = "; ".join(filter(None, (record.validation, post.summary(CheckStage.POST),
                                                         f"validation: {t.validation.summary}")))
             problems = [*t.validation.problems, *([post.failed] if post.failed else [])]
             if problems:
                 failure = validation_failure(problems)
-                record.status = "rejected"
-                code = "rejected_after_commit"
+                record.status = AttemptStatus.REJECTED
+                code = ErrorCode.REJECTED_AFTER_COMMIT
             else:
-                record.status = "accepted"
+                record.status = AttemptStatus.ACCEPTED
         else:
             assert outcome.signal is not None
             failure = classify(outcome.signal)
-            record.status = "failed"
-            code = "failed_after_commit"
+            record.status = AttemptStatus.FAILED
+            code = ErrorCode.FAILED_AFTER_COMMIT
         if failure is not None:
             record.failure_class = failure.cls.value
             record.failure_reason = failure.reason
@@ -417,20 +431,20 @@ class RequestRun:
         permit = t.permit
         if gw.breakers is not None and permit is not None:
             # A client that leaves says nothing about the route: neutral, never a failure.
-            charged = failure is not None and failure.counts_against_route and record.status != "cancelled"
+            charged = failure is not None and failure.counts_against_route and record.status != AttemptStatus.CANCELLED
             detail = self.detail(failure, record) if failure is not None else None
             if charged and failure is not None and detail is not None and self.request_may_cause(route, failure, t, detail):
                 charged = False
-            verdict = "neutral" if record.status == "cancelled" else (
-                "success" if failure is None else (failure.cls.value if charged else "neutral"))
+            verdict = BreakerOutcome.NEUTRAL if record.status == AttemptStatus.CANCELLED else (
+                BreakerOutcome.SUCCESS if failure is None else (failure.cls if charged else BreakerOutcome.NEUTRAL))
             record.breaker_opened = gw.breakers.record(route.name, self.now_ms(), verdict, permit=permit,
                                                        detail=detail if charged else None)
-        if record.status == "cancelled":
-            result = self.finish("cancelled", code="client_disconnected", message=record.message, route=route)
+        if record.status == AttemptStatus.CANCELLED:
+            result = self.finish(RequestOutcome.CANCELLED, code=ErrorCode.CLIENT_DISCONNECTED, message=record.message, route=route)
         elif failure is None:
-            result = self.finish("accepted", accepted=t, route=route)
+            result = self.finish(RequestOutcome.ACCEPTED, accepted=t, route=route)
         else:
-            result = self.finish("failed", code=code, cls=failure.cls,
+            result = self.finish(RequestOutcome.FAILED, code=code, cls=failure.cls,
                                  message=f"after the commit point: {failure.reason}: {failure.message}", route=route)
             result.answer = t.answer
         result.request_text = self.request_text
@@ -457,7 +471,7 @@ class RequestRun:
         request (``routing.attribution``). Notes the attribution on the record."""
         # The expected language is the request's when its header or its conversation named
         # it (``routing.conversation_language``), not the contract.
-        language = bool(self.language) and (self.language_source in ("header", "assistant_turns", "user_turn")
+        language = bool(self.language) and (self.language_source in REQUEST_LANGUAGE_SOURCES
                                             or self.language != self.contract.expected_language)
         params = RequestParams.of(self.body, request_language=language)
         answer = t.answer
@@ -497,8 +511,8 @@ class RequestRun:
         with self.lock:
             for t in self.tries:
                 record = t.record
-                if record.status == "failed" and not record.failure_class and not record.validation:
-                    record.status = "cancelled"
+                if record.status == AttemptStatus.FAILED and not record.failure_class and not record.validation:
+                    record.status = AttemptStatus.CANCELLED
                     record.latency_ms = (now - record.started_at) * 1000.0
                     record.validation = "not reached"
                     route = t.route

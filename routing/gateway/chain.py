@@ -36,6 +36,7 @@ from routing.failures import Failure, FailureClass
 from routing.gateway.attempts import Attempt, RequestRun
 from routing.gateway.result import Committed, GatewayResult
 from routing.selection import RouteProfile, no_route_message, rejections_text
+from routing.terms import Blame, CutReason, ErrorCode, RequestOutcome
 
 
 class AttemptChain:
@@ -54,7 +55,7 @@ class AttemptChain:
         c = self.run.contract
         ranked = self.run.eligible()
         if not ranked:
-            return self.run.finish("failed", code="no_eligible_route", cls=FailureClass.INCOMPATIBLE,
+            return self.run.finish(RequestOutcome.FAILED, code=ErrorCode.NO_ELIGIBLE_ROUTE, cls=FailureClass.INCOMPATIBLE,
                                message=no_route_message(c.key, self.run.rejected, self.run.needs))
         route, permit, skipped = self.run.claim(ranked)
         if route is None or permit is None:
@@ -65,12 +66,12 @@ class AttemptChain:
         last: Failure | None = None
         while True:
             if len(self.run.tries) >= c.attempt_budget:
-                return self.fail_after(last, "attempt_budget_exhausted",
+                return self.fail_after(last, ErrorCode.ATTEMPT_BUDGET_EXHAUSTED,
                                        f"attempt budget of {c.attempt_budget} used up")
             times = self.run.deadline.attempt_times(c.allowances, attempt_cap_s=c.attempt_timeout_s, first_token_s=c.first_token_s)
             if times is None:
                 return self.run.finish(
-                    "failed", code="deadline_exhausted", cls=FailureClass.TRANSIENT,
+                    RequestOutcome.FAILED, code=ErrorCode.DEADLINE_EXHAUSTED, cls=FailureClass.TRANSIENT,
                     message=(f"{self.run.deadline.remaining_s():.2f} s left of the {c.deadline_s:g} s deadline, "
                              f"below the {c.allowances.required_s:g} s an attempt requires"),
                 )
@@ -83,18 +84,18 @@ class AttemptChain:
                 winner, failure = self.run.single(route, permit, reason, times)
             if winner is not None:
                 if winner.live is not None:
-                    streaming = self.run.finish("streaming", route=winner.route)
+                    streaming = self.run.finish(RequestOutcome.STREAMING, route=winner.route)
                     streaming.committed = self.committed(winner)
                     return streaming
-                return self.run.finish("accepted", accepted=winner, route=winner.route)
+                return self.run.finish(RequestOutcome.ACCEPTED, accepted=winner, route=winner.route)
             assert failure is not None
             last = failure
-            if failure.cls == FailureClass.PERMANENT and failure.blame != "route":
-                return self.run.finish("failed", code="permanent_failure", cls=failure.cls,
+            if failure.cls == FailureClass.PERMANENT and failure.blame != Blame.ROUTE:
+                return self.run.finish(RequestOutcome.FAILED, code=ErrorCode.PERMANENT_FAILURE, cls=failure.cls,
                                    message=f"{failure.reason}: {failure.message}")
             if failure.cls == FailureClass.AMBIGUOUS and c.side_effects:
                 # Field case 7: it may have happened; replaying could do it twice.
-                return self.run.finish("unknown", code="outcome_unknown", cls=failure.cls,
+                return self.run.finish(RequestOutcome.UNKNOWN, code=ErrorCode.OUTCOME_UNKNOWN, cls=failure.cls,
                                    message=f"{failure.message}; the workload has side effects, so it is not replayed")
             if failure.early_connect and same_route_retries < 1 and route.name not in self._hedged_routes():
                 wait = wait_before_retry_s(
@@ -111,17 +112,17 @@ class AttemptChain:
                         reason = f"same-route retry after {failure.reason} (waited {wait * 1000:.0f} ms)"
                         continue
             if len(self.run.tries) >= c.attempt_budget:
-                return self.fail_after(failure, "attempt_budget_exhausted",
+                return self.fail_after(failure, ErrorCode.ATTEMPT_BUDGET_EXHAUSTED,
                                        f"attempt budget of {c.attempt_budget} used up; last: {failure.cls} ({failure.reason})")
             if fallbacks >= c.max_fallbacks:
-                return self.fail_after(failure, "fallbacks_exhausted",
+                return self.fail_after(failure, ErrorCode.FALLBACKS_EXHAUSTED,
                                        f"{failure.cls} ({failure.reason}) and no fallback left ({c.max_fallbacks} allowed)")
             previous = route
             route, permit, skipped = self.run.claim(self.run.eligible())
             if route is None or permit is None:
                 if skipped:
                     return self.all_suppressed(skipped, failure)
-                return self.fail_after(failure, "fallbacks_exhausted",
+                return self.fail_after(failure, ErrorCode.FALLBACKS_EXHAUSTED,
                                        f"{failure.cls} ({failure.reason}) on {previous.name} and no other capable route")
             fallbacks += 1
             reason = f"fallback after {failure.cls} ({failure.reason}) on {previous.name}"
@@ -129,14 +130,14 @@ class AttemptChain:
     def _hedged_routes(self) -> set[str]:
         return {t.record.route for t in self.run.tries if t.record.hedge}
 
-    def fail_after(self, failure: Failure | None, code: str, message: str) -> GatewayResult:
+    def fail_after(self, failure: Failure | None, code: ErrorCode, message: str) -> GatewayResult:
         cls = failure.cls if failure else FailureClass.TRANSIENT
-        return self.run.finish("failed", code=code, cls=cls, message=message)
+        return self.run.finish(RequestOutcome.FAILED, code=code, cls=cls, message=message)
 
     def all_suppressed(self, expiries: list[int], failure: Failure | None = None) -> GatewayResult:
         wait_s = max(0.0, (min(expiries) - self.run.now_ms()) / 1000.0) if expiries else None
         return self.run.finish(
-            "failed", code="all_routes_suppressed", cls=failure.cls if failure else FailureClass.TRANSIENT,
+            RequestOutcome.FAILED, code=ErrorCode.ALL_ROUTES_SUPPRESSED, cls=failure.cls if failure else FailureClass.TRANSIENT,
             message=f"every capable route is suppressed by its circuit breaker: {rejections_text(self.run.rejected)}",
             retry_after_s=wait_s,
         )
@@ -183,7 +184,7 @@ class AttemptChain:
                 t = fut.result()
                 if t.failure is None:
                     for other_fut in pending:
-                        handles[other_fut].cut("cancelled")
+                        handles[other_fut].cut(CutReason.CANCELLED)
                     # A loser with a stream ends at once (its socket is shut down); one
                     # still waiting for headers has no socket yet: do not wait for it.
                     _, stuck = wait(pending, timeout=0.2)

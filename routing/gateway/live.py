@@ -26,6 +26,7 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from routing.gateway.result import Committed
+from routing.terms import ErrorCode
 
 DONE = b"data: [DONE]\n\n"
 _encode = json.JSONEncoder(ensure_ascii=False).encode
@@ -89,7 +90,7 @@ def sse_stream(committed: Committed) -> Iterator[bytes]:
         yield _frame({"error": {
             "message": result.message or "the stream failed after its commit point",
             "type": "routing_error",
-            "code": result.error_code or "failed_after_commit",
+            "code": result.error_code or ErrorCode.FAILED_AFTER_COMMIT,
             "failure_class": result.failure_class or None,
             "operation_id": result.operation_id,
         }}) + DONE

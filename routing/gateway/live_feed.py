@@ -21,18 +21,20 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from canary.live.scorecard import AttemptVerdicts
+from canary.verdicts import Verdict
 from routing.gateway.result import AttemptRecord, EventSink, GatewayResult
 from routing.live_checks import ANSWER_CHECKS, PREFIX_CANDIDATES, REPLY_CHECKS
 from routing.selection import RouteProfile
+from routing.terms import AttemptStatus, CheckStage, FailureReason
 
 log = logging.getLogger(__name__)
 
 # Upstream statuses that say the request was refused for itself, not the endpoint's quality.
 REQUEST_CAUSED_STATUSES = frozenset({400, 422})
 # Failure reasons the request caused (``routing.failures.validation_failure``).
-REQUEST_CAUSED_REASONS = frozenset({"truncated_by_max_tokens"})
-_STAGES = ("prefix.", "post.", "answer.")
-_COMMIT_STAGES = ("prefix.", "answer.")
+REQUEST_CAUSED_REASONS = frozenset({FailureReason.TRUNCATED_BY_MAX_TOKENS})
+_STAGES = tuple(f"{stage}." for stage in CheckStage)
+_COMMIT_STAGES = (f"{CheckStage.PREFIX}.", f"{CheckStage.ANSWER}.")
 # Checks whose fail only informs (it rejects nothing): they count in the window, never in
 # the run of commit-point failures.
 EVIDENCE_ONLY = frozenset(c.name for c in (*PREFIX_CANDIDATES, *REPLY_CHECKS, *ANSWER_CHECKS) if not c.blocks)
@@ -48,18 +50,18 @@ def attempt_verdicts(record: AttemptRecord, route: RouteProfile | None, language
     request-caused refusal, a transport failure before any check)."""
     if route is None or not route.provider_tag:
         return None
-    if record.status == "cancelled" or record.http_status in REQUEST_CAUSED_STATUSES:
+    if record.status == AttemptStatus.CANCELLED or record.http_status in REQUEST_CAUSED_STATUSES:
         return None
     if record.failure_reason in REQUEST_CAUSED_REASONS or record.request_caused:
         return None
     checks: dict[str, bool] = {}
     for name, verdict in record.checks.items():
-        if name.startswith(_STAGES) and verdict in ("pass", "fail"):
-            checks[name] = verdict == "pass"
+        if name.startswith(_STAGES) and verdict in (Verdict.PASS, Verdict.FAIL):
+            checks[name] = verdict == Verdict.PASS
     check_failed = any(not ok for name, ok in checks.items() if _blocking(name))
-    if record.status == "accepted":
+    if record.status == AttemptStatus.ACCEPTED:
         checks["validation"] = True
-    elif record.status == "rejected" and record.failure_reason == "validation" and not check_failed:
+    elif record.status == AttemptStatus.REJECTED and record.failure_reason == FailureReason.VALIDATION and not check_failed:
         checks["validation"] = False
     commit = {k: ok for k, ok in checks.items() if k.startswith(_COMMIT_STAGES) and _blocking(k)}
     commit_failed: bool | None = None

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from routing.gateway.upstream import LiveAttempt
 from routing.selection import RouteProfile
 from routing.stream import Answer
+from routing.terms import AttemptStatus, CutReason, RequestOutcome
 
 
 class EventSink(Protocol):
@@ -27,8 +28,8 @@ class EventSink(Protocol):
 class AttemptRecord:
     """One attempt, as stored in the attempt event (issue point 11).
 
-    ``status``: "accepted", "failed", "rejected" (answer failed validation) or
-    "cancelled" (hedge loser). ``fallback_reason`` says why this attempt happened.
+    ``status``: an ``AttemptStatus`` (``rejected``: the answer failed validation or a
+    check; ``cancelled``: a hedge loser or a client gone). ``fallback_reason`` says why this attempt happened.
     ``breaker_state`` is the route's breaker state when the attempt was allowed;
     ``breaker_opened`` the failure class whose breaker this attempt opened.
     Costs in USD (reported by the upstream, else estimated from list prices).
@@ -40,7 +41,7 @@ class AttemptRecord:
     fallback_reason: str
     breaker_state: str
     started_at: float
-    status: str = "failed"
+    status: AttemptStatus = AttemptStatus.FAILED
     latency_ms: float = 0.0
     ttft_ms: float | None = None
     http_status: int | None = None
@@ -80,17 +81,17 @@ class AttemptRecord:
 class GatewayResult:
     """The outcome of one request.
 
-    ``outcome``: "accepted", "failed", or "unknown" (an ambiguous failure of a workload
+    ``outcome``: a ``RequestOutcome`` (``unknown``: an ambiguous failure of a workload
     with side effects: it may have happened; not replayed). ``error_code`` when not
-    accepted: ``deadline_exhausted``, ``attempt_budget_exhausted``,
-    ``all_routes_suppressed``, ``no_eligible_route``, ``permanent_failure``,
-    ``fallbacks_exhausted``, ``outcome_unknown``. ``retry_after_s`` is set when every
+    accepted: an ``ErrorCode`` of a run (``deadline_exhausted``,
+    ``attempt_budget_exhausted``, ``all_routes_suppressed``, ``no_eligible_route``,
+    ``permanent_failure``, ``fallbacks_exhausted``, ``outcome_unknown``...). ``retry_after_s`` is set when every
     route is suppressed (the earliest time one comes back).
     """
 
     operation_id: str
     contract: str
-    outcome: str
+    outcome: RequestOutcome
     attempts: list[AttemptRecord]
     started_at: float
     latency_ms: float
@@ -112,7 +113,7 @@ class GatewayResult:
 
     @property
     def ok(self) -> bool:
-        return self.outcome == "accepted"
+        return self.outcome == RequestOutcome.ACCEPTED
 
     @property
     def cost_usd(self) -> float:
@@ -182,7 +183,7 @@ class Committed:
         """The client is gone: cut the upstream request, record the request cancelled."""
         if self.result is not None:
             return
-        self._live.cut("client_gone")
+        self._live.cut(CutReason.CLIENT_GONE)
         self._live.close()
         self.result = self._settle(True, self.sent)
 

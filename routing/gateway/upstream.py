@@ -47,6 +47,7 @@ from routing.deadline import AttemptTimes
 from routing.failures import Signal
 from routing.selection import RouteProfile
 from routing.stream import Answer, ChatStream, parse_body
+from routing.terms import CutReason, SignalKind
 
 # An error body is read for its message only.
 _MAX_ERROR_BYTES = 64 * 1024
@@ -59,13 +60,13 @@ class Unsendable(ValueError):
 
 
 def cut_message(reason: str, times: AttemptTimes) -> str:
-    """What an attempt cut short by ``reason`` (``AttemptHandle.cut``) reports."""
-    messages = {
-        "first_token_timeout": f"no content within the first-token limit ({times.first_token_s:.2f} s)",
-        "attempt_timeout": f"attempt timeout ({times.timeout_s:.2f} s) passed",
-        "cancelled": "cancelled: another attempt won",
-        "client_gone": "cancelled: the client disconnected",
-        "rejected": "cut: the held prefix was rejected",
+    """What an attempt cut short by ``reason`` (a ``CutReason``, ``AttemptHandle.cut``) reports."""
+    messages: dict[str, str] = {
+        CutReason.FIRST_TOKEN_TIMEOUT: f"no content within the first-token limit ({times.first_token_s:.2f} s)",
+        CutReason.ATTEMPT_TIMEOUT: f"attempt timeout ({times.timeout_s:.2f} s) passed",
+        CutReason.CANCELLED: "cancelled: another attempt won",
+        CutReason.CLIENT_GONE: "cancelled: the client disconnected",
+        CutReason.REJECTED: "cut: the held prefix was rejected",
     }
     return messages.get(reason, reason)
 
@@ -205,25 +206,25 @@ class Upstream:
         attempt_end = start + times.timeout_s
         pool_s = min(self.connect_timeout_s, times.first_token_s)
 
-        def failed(kind: Any, message: str, status: int | None = None, **kw: Any) -> AttemptOutcome:
+        def failed(kind: SignalKind, message: str, status: int | None = None, **kw: Any) -> AttemptOutcome:
             return AttemptOutcome(
                 None, Signal(kind, http_status=status, message=message, **kw), status,
-                (self._clock() - start) * 1000.0, None, cancelled=handle.reason == "cancelled",
+                (self._clock() - start) * 1000.0, None, cancelled=handle.reason == CutReason.CANCELLED,
             )
 
         def cut_short(status: int | None = None) -> AttemptOutcome:
             """The outcome of an attempt another thread or an alarm cut (``handle.reason``)."""
             assert handle.reason is not None
-            return failed("timeout", cut_message(handle.reason, times), status)
+            return failed(SignalKind.TIMEOUT, cut_message(handle.reason, times), status)
 
         if handle.reason is not None:
-            return failed("timeout", f"attempt {handle.reason} before it was sent")
+            return failed(SignalKind.TIMEOUT, f"attempt {handle.reason} before it was sent")
         try:
             url, headers = self._prepare(route)
         except Unsendable as exc:
             # A route's malformed base URL, an unsupported scheme, an unsendable key: the
             # request never left; never a crash.
-            return failed("connect", f"request could not be sent: {exc}")
+            return failed(SignalKind.CONNECT, f"request could not be sent: {exc}")
         # Armed before sending: a server that trickles its headers or a whole body a byte
         # at a time re-arms every socket read timeout, and only these bound it. The
         # first-token alarm stands until content (a stream's) or the headers (a whole body).
@@ -244,10 +245,10 @@ class Upstream:
                     return cut_short()
                 if isinstance(exc, _NOT_SENT):
                     # Nothing left this process: no output can exist, so a same-route retry is safe.
-                    return failed("connect", f"could not connect: {type(exc).__name__}: {exc}")
+                    return failed(SignalKind.CONNECT, f"could not connect: {type(exc).__name__}: {exc}")
                 if isinstance(exc, httpx.TimeoutException):
-                    return failed("timeout", f"no response headers within {times.first_token_s:.2f} s")
-                return failed("reset", f"connection closed before a response: {type(exc).__name__}: {exc}")
+                    return failed(SignalKind.TIMEOUT, f"no response headers within {times.first_token_s:.2f} s")
+                return failed(SignalKind.RESET, f"connection closed before a response: {type(exc).__name__}: {exc}")
             response.request = request
             try:
                 status = response.status_code
@@ -261,16 +262,16 @@ class Upstream:
                     if handle.reason is not None:
                         return cut_short(status)
                     error = parse_error_body(raw or b"")
-                    return failed("http_error", error.message or f"HTTP {status}", status, error=error,
+                    return failed(SignalKind.HTTP_ERROR, error.message or f"HTTP {status}", status, error=error,
                                   retry_after_s=retry_after)
                 try:
                     raw = read_capped(response, self.max_reply_bytes)
                 except TooLargeError as exc:
-                    return failed("invalid_body", str(exc), status)
+                    return failed(SignalKind.INVALID_BODY, str(exc), status)
                 except (httpx.HTTPError, UndecodableError) as exc:
                     if handle.reason is not None:
                         return cut_short(status)
-                    return failed("reset", f"body cut: {type(exc).__name__}: {exc}", status)
+                    return failed(SignalKind.RESET, f"body cut: {type(exc).__name__}: {exc}", status)
                 if handle.reason is not None:  # a cut that a read-until-close body took for its end
                     return cut_short(status)
                 return self._whole(raw, status, start, retry_after)
@@ -301,14 +302,14 @@ class Upstream:
         try:
             parsed = parse_body(raw)
         except InvalidBodyError as exc:
-            return AttemptOutcome(None, Signal("invalid_body", http_status=status, message=str(exc)), status, latency, None)
+            return AttemptOutcome(None, Signal(SignalKind.INVALID_BODY, http_status=status, message=str(exc)), status, latency, None)
         if parsed.error is not None:
-            signal = Signal("error_body", output_seen=parsed.output_seen, http_status=status, error=parsed.error,
+            signal = Signal(SignalKind.ERROR_BODY, output_seen=parsed.output_seen, http_status=status, error=parsed.error,
                             retry_after_s=retry_after, message=parsed.error.message or "error in body")
             return AttemptOutcome(None, signal, status, latency, None, usage=parsed.usage)
         answer, problem = answer_text_checked(parsed.answer())
         if problem is not None:
-            return AttemptOutcome(None, Signal("invalid_body", output_seen=parsed.output_seen, http_status=status, message=problem),
+            return AttemptOutcome(None, Signal(SignalKind.INVALID_BODY, output_seen=parsed.output_seen, http_status=status, message=problem),
                                   status, latency, None, usage=parsed.usage)
         return AttemptOutcome(answer, None, status, latency, None, usage=parsed.usage)
 
@@ -324,8 +325,8 @@ class Alarms:
                  attempt_end: float) -> None:
         first_at = start + times.first_token_s
         self._first: Alarm | None = (
-            watchdog.arm(first_at, lambda: handle.cut("first_token_timeout")) if first_at < attempt_end else None)
-        self._end: Alarm | None = watchdog.arm(attempt_end, lambda: handle.cut("attempt_timeout"))
+            watchdog.arm(first_at, lambda: handle.cut(CutReason.FIRST_TOKEN_TIMEOUT)) if first_at < attempt_end else None)
+        self._end: Alarm | None = watchdog.arm(attempt_end, lambda: handle.cut(CutReason.ATTEMPT_TIMEOUT))
 
     def first_token_done(self) -> None:
         """The first-token limit is met (content arrived, or a whole body's headers)."""
@@ -376,7 +377,7 @@ class LiveAttempt:
     def elapsed_ms(self) -> float:
         return (self._clock() - self.start) * 1000.0
 
-    def cut(self, reason: str) -> None:
+    def cut(self, reason: CutReason) -> None:
         self.handle.cut(reason)
 
     def close(self) -> None:
@@ -394,14 +395,14 @@ class LiveAttempt:
         assert self.outcome is not None
         return self.outcome
 
-    def _failed(self, kind: Any, message: str, **kw: Any) -> AttemptOutcome:
+    def _failed(self, kind: SignalKind, message: str, **kw: Any) -> AttemptOutcome:
         stream = self.stream
         status = self.response.status_code
         return AttemptOutcome(
             None,
             Signal(kind, output_seen=stream.output_seen, http_status=status, message=message, **kw),
             status, self.elapsed_ms(), self.ttft_ms, usage=stream.usage,
-            cancelled=self.handle.reason == "cancelled",
+            cancelled=self.handle.reason == CutReason.CANCELLED,
         )
 
     def chunks(self) -> Iterator[None]:
@@ -432,7 +433,7 @@ class LiveAttempt:
         except InvalidBodyError as exc:  # TooLargeError included: reading stopped at the cap
             if self.ttft_ms is None and stream.output_seen:
                 self.ttft_ms = (clock() - start) * 1000.0
-            return self._failed("invalid_body", str(exc))
+            return self._failed(SignalKind.INVALID_BODY, str(exc))
         except httpx.TimeoutException:
             if handle.reason is None:
                 # The socket read timeout is the idle limit, cut short by the attempt's
@@ -442,29 +443,29 @@ class LiveAttempt:
                     first_token_s=times.first_token_s, total_s=times.timeout_s,
                 )
                 limit = {"first_token": "first-token", "idle": "idle", "total": "attempt timeout"}[label]
-                return self._failed("timeout", f"stream silent past the {limit} limit ({label})")
+                return self._failed(SignalKind.TIMEOUT, f"stream silent past the {limit} limit ({label})")
         except (httpx.HTTPError, UndecodableError) as exc:  # network errors, protocol errors, undecodable bytes
             if handle.reason is None:
-                return self._failed("reset", f"connection closed mid-stream: {type(exc).__name__}: {exc}")
+                return self._failed(SignalKind.RESET, f"connection closed mid-stream: {type(exc).__name__}: {exc}")
         finally:
             self._alarms.cancel()
         finished = stream.finished
         if handle.reason is not None and not finished:
-            return self._failed("timeout", cut_message(handle.reason, times))
+            return self._failed(SignalKind.TIMEOUT, cut_message(handle.reason, times))
         try:
             stream.feed_end()
         except InvalidBodyError as exc:
-            return self._failed("invalid_body", str(exc))
+            return self._failed(SignalKind.INVALID_BODY, str(exc))
         if stream.error is not None:
-            return self._failed("error_body", stream.error.message or "error chunk", error=stream.error,
+            return self._failed(SignalKind.ERROR_BODY, stream.error.message or "error chunk", error=stream.error,
                                 retry_after_s=self.retry_after)
         if stream.finish_reason is None:
             # A stream that ends without a finish reason is not a success, [DONE] or not
             # (field case 7, ``tests/fixtures/field-cases/gateway.md``).
-            kind = "no_finish" if stream.done else "reset"
+            kind = SignalKind.NO_FINISH if stream.done else SignalKind.RESET
             return self._failed(kind, "stream ended without a finish reason")
         status = response.status_code
         answer, problem = answer_text_checked(stream.answer(self.ttft_ms))
         if problem is not None:
-            return self._failed("invalid_body", problem)
+            return self._failed(SignalKind.INVALID_BODY, problem)
         return AttemptOutcome(answer, None, status, self.elapsed_ms(), self.ttft_ms, usage=stream.usage)

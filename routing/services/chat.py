@@ -21,6 +21,7 @@ from routing.services.ledger import (
     request_idempotency_settle,
 )
 from routing.services.wiring import gateway_get
+from routing.terms import ErrorCode, RequestOutcome
 
 log = logging.getLogger(__name__)
 
@@ -49,15 +50,15 @@ def chat_completion_create(
     try:
         spec = contract_get(contract, version)
     except ContractNotFound as exc:
-        return error_reply(404, "unknown_contract", str(exc))
+        return error_reply(404, ErrorCode.UNKNOWN_CONTRACT, str(exc))
     except ContractError as exc:
-        return error_reply(500, "invalid_contract", f"stored contract {contract}@{version} is invalid: {exc}")
+        return error_reply(500, ErrorCode.INVALID_CONTRACT, f"stored contract {contract}@{version} is invalid: {exc}")
     try:
         body_check(body)
         request_fields_check(body)
     except BodyInvalid as exc:
         # Refused at the edge: no route sees it, so none can be charged for it.
-        return error_reply(400, "invalid_request", str(exc), field=exc.path or None)
+        return error_reply(400, ErrorCode.INVALID_REQUEST, str(exc), field=exc.path or None)
     gw = gateway or gateway_get()
     ledger_key, run_id, early = request_idempotency_claim(spec, operation_id, body, caller=caller)
     if early is not None:
@@ -66,8 +67,8 @@ def chat_completion_create(
         result = gw.complete(spec, body, operation_id=run_id or operation_id, stream=body.get("stream") is True,
                              language=language)
     except RequestInvalid as exc:
-        request_idempotency_settle(spec, ledger_key, "failed")
-        return error_reply(400, "invalid_request", str(exc), field=exc.path or None)
+        request_idempotency_settle(spec, ledger_key, RequestOutcome.FAILED)
+        return error_reply(400, ErrorCode.INVALID_REQUEST, str(exc), field=exc.path or None)
     except Exception:
         request_idempotency_abandon(spec, ledger_key)
         raise

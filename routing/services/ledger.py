@@ -18,8 +18,10 @@ from django.db.models import F
 from django.utils import timezone
 
 from routing.contracts import Contract
+from routing.failures import FailureClass
 from routing.models import ContractVersion, ExecutionLedger, RequestEvent
 from routing.responses import GatewayReply, error_reply
+from routing.terms import ErrorCode, LedgerStatus, RequestOutcome
 
 log = logging.getLogger(__name__)
 
@@ -52,16 +54,16 @@ def ledger_claim(key: str, *, kind: str, fingerprint_hex: str, operation_id: str
         with transaction.atomic():
             row = ExecutionLedger.objects.create(
                 key=key, kind=kind, fingerprint=fingerprint_hex, operation_id=operation_id,
-                status="claimed", created_at=now, updated_at=now,
+                status=LedgerStatus.CLAIMED, created_at=now, updated_at=now,
             )
         return True, row
     except IntegrityError:
         row = ExecutionLedger.objects.get(key=key)
-    if row.status == "failed":
+    if row.status == LedgerStatus.FAILED:
         # A released key runs again, with whatever arguments (nothing happened under it);
         # the conditional UPDATE lets exactly one of racing retries win.
-        won = ExecutionLedger.objects.filter(pk=row.pk, status="failed").update(
-            status="claimed", fingerprint=fingerprint_hex, operation_id=operation_id, result=None,
+        won = ExecutionLedger.objects.filter(pk=row.pk, status=LedgerStatus.FAILED).update(
+            status=LedgerStatus.CLAIMED, fingerprint=fingerprint_hex, operation_id=operation_id, result=None,
             runs=F("runs") + 1, updated_at=now,
         )
         row = ExecutionLedger.objects.get(pk=row.pk)
@@ -69,17 +71,17 @@ def ledger_claim(key: str, *, kind: str, fingerprint_hex: str, operation_id: str
             return True, row
     if row.fingerprint != fingerprint_hex:
         raise LedgerMismatch(f"{key} was used with different arguments")
-    if row.status == "done":
+    if row.status == LedgerStatus.DONE:
         return False, row
     raise LedgerConflict(row)
 
 
-def ledger_finish(key: str, status: str, result: Any = None) -> None:
+def ledger_finish(key: str, status: LedgerStatus, result: Any = None) -> None:
     """Settle a claimed key: "done" (keep ``result`` for replay), "unknown" (keep, never
     replay), or "failed" (release: nothing happened, the caller may try again; the row
     stays, and the next ``ledger_claim`` reclaims it)."""
-    if status == "failed":
-        ExecutionLedger.objects.filter(key=key, status="claimed").update(status="failed", updated_at=timezone.now())
+    if status == LedgerStatus.FAILED:
+        ExecutionLedger.objects.filter(key=key, status=LedgerStatus.CLAIMED).update(status=LedgerStatus.FAILED, updated_at=timezone.now())
         return
     ExecutionLedger.objects.filter(key=key).update(status=status, result=result, updated_at=timezone.now())
 
@@ -100,10 +102,10 @@ def ledger_sweep(now: datetime, *, keep_s: float, lease_s: float) -> dict[str, i
     Returns ``{"pruned": n, "expired_claims": m}``.
     """
     pruned, _ = ExecutionLedger.objects.filter(
-        status__in=("done", "failed"), updated_at__lt=now - timedelta(seconds=keep_s)
+        status__in=(LedgerStatus.DONE, LedgerStatus.FAILED), updated_at__lt=now - timedelta(seconds=keep_s)
     ).delete()
-    expired = ExecutionLedger.objects.filter(status="claimed", updated_at__lt=now - timedelta(seconds=lease_s)).update(
-        status="unknown", updated_at=now
+    expired = ExecutionLedger.objects.filter(status=LedgerStatus.CLAIMED, updated_at__lt=now - timedelta(seconds=lease_s)).update(
+        status=LedgerStatus.UNKNOWN, updated_at=now
     )
     return {"pruned": pruned, "expired_claims": expired}
 
@@ -181,22 +183,22 @@ def request_idempotency_claim(
     """
     if not operation_id:
         if spec.side_effects:
-            return None, None, error_reply(400, "idempotency_key_required",
+            return None, None, error_reply(400, ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
                                            f"contract {spec.key} has side effects: send an Idempotency-Key")
         return None, None, None
     if len(operation_id) > IDEMPOTENCY_KEY_MAX:
-        return None, None, error_reply(400, "invalid_idempotency_key",
+        return None, None, error_reply(400, ErrorCode.INVALID_IDEMPOTENCY_KEY,
                                        f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters, got {len(operation_id)}")
     ledger_key = request_ledger_key(spec.name, operation_id, caller)
     first_id = operation_id if caller is None else request_operation_id(ledger_key)
     try:
         claimed, row = ledger_claim(ledger_key, kind="request", fingerprint_hex=fingerprint(body), operation_id=first_id)
     except LedgerMismatch as exc:
-        return None, None, error_reply(422, "idempotency_key_reused", f"{exc}; use a new key for a new request")
+        return None, None, error_reply(422, ErrorCode.IDEMPOTENCY_KEY_REUSED, f"{exc}; use a new key for a new request")
     except LedgerConflict as exc:
-        detail = "is still running" if exc.row.status == "claimed" else "has an unknown outcome and is not replayed"
-        return None, None, error_reply(409, "idempotency_conflict", f"operation {operation_id} {detail}",
-                                       failure_class="ambiguous" if exc.row.status == "unknown" else "transient")
+        detail = "is still running" if exc.row.status == LedgerStatus.CLAIMED else "has an unknown outcome and is not replayed"
+        return None, None, error_reply(409, ErrorCode.IDEMPOTENCY_CONFLICT, f"operation {operation_id} {detail}",
+                                       failure_class=FailureClass.AMBIGUOUS if exc.row.status == LedgerStatus.UNKNOWN else FailureClass.TRANSIENT)
     if not claimed:
         stored = row.result or {}
         return None, None, GatewayReply(stored.get("status", 200), stored.get("body", {}), stored.get("headers", {}), replayed=True)
@@ -219,7 +221,7 @@ def _operation_id_taken(operation_id: str, ledger_pk: int) -> bool:
     )
 
 
-def request_idempotency_settle(spec: Contract, ledger_key: str | None, outcome: str, reply: GatewayReply | None = None) -> None:
+def request_idempotency_settle(spec: Contract, ledger_key: str | None, outcome: RequestOutcome, reply: GatewayReply | None = None) -> None:
     """Settle the key ``request_idempotency_claim`` claimed, from the gateway's outcome: an
     accepted answer is kept and replayed; any other outcome releases the key, so the
     caller may retry with it, except an unknown outcome of a contract with side effects,
@@ -228,12 +230,12 @@ def request_idempotency_settle(spec: Contract, ledger_key: str | None, outcome: 
     commit point) has no body to replay: its key is released. No-op without a key."""
     if ledger_key is None:
         return
-    if outcome == "accepted" and reply is not None and reply.stream is None:
-        ledger_finish(ledger_key, "done", {"status": reply.status, "body": reply.body, "headers": reply.headers})
-    elif outcome == "unknown" and spec.side_effects:
-        ledger_finish(ledger_key, "unknown")
+    if outcome == RequestOutcome.ACCEPTED and reply is not None and reply.stream is None:
+        ledger_finish(ledger_key, LedgerStatus.DONE, {"status": reply.status, "body": reply.body, "headers": reply.headers})
+    elif outcome == RequestOutcome.UNKNOWN and spec.side_effects:
+        ledger_finish(ledger_key, LedgerStatus.UNKNOWN)
     else:
-        ledger_finish(ledger_key, "failed")
+        ledger_finish(ledger_key, LedgerStatus.FAILED)
 
 
 
@@ -245,6 +247,6 @@ def request_idempotency_abandon(spec: Contract, ledger_key: str | None) -> None:
     that too, the key stays claimed until ``ledger_sweep`` marks it unknown after its
     lease (``claim_lease_s``); nothing is raised."""
     try:
-        request_idempotency_settle(spec, ledger_key, "unknown")
+        request_idempotency_settle(spec, ledger_key, RequestOutcome.UNKNOWN)
     except DatabaseError:
         log.exception("idempotency key %s stays claimed until its lease ends", ledger_key)

@@ -16,8 +16,10 @@ from django.conf import settings
 from django.utils import timezone
 
 from canary.selectors import ignored_targets, structured_honour_rate
+from routing.failures import FailureClass
 from routing.models import AttemptEvent, Route
 from routing.selection import RouteProfile
+from routing.terms import AttemptStatus
 
 log = logging.getLogger(__name__)
 
@@ -131,11 +133,11 @@ def route_measurements_refresh(*, window: timedelta = timedelta(hours=1)) -> int
     for route in Route.objects.all():
         attempts = list(
             AttemptEvent.objects.filter(route=route.name, started_at__gte=since)
-            .exclude(status="cancelled").exclude(failure_class="incompatible").values_list("status", "latency_ms")
+            .exclude(status=AttemptStatus.CANCELLED).exclude(failure_class=FailureClass.INCOMPATIBLE).values_list("status", "latency_ms")
         )
         if attempts:
-            route.health = sum(1 for s, _ in attempts if s == "accepted") / len(attempts)
-            latencies = sorted(ms for s, ms in attempts if s == "accepted")
+            route.health = sum(1 for s, _ in attempts if s == AttemptStatus.ACCEPTED) / len(attempts)
+            latencies = sorted(ms for s, ms in attempts if s == AttemptStatus.ACCEPTED)
             route.latency_ms = latencies[len(latencies) // 2] if latencies else None
         if route.provider_tag:
             honoured = structured_honour_rate(route.model_id, route.provider_tag, timezone.now() - timedelta(days=7))
