@@ -115,13 +115,14 @@ def check_mojibake(text: str) -> Judgement:
     text on ``_EMBEDDED``. Evidence: ``how`` (``ftfy``, ``code_page`` or ``embedded``),
     ``ftfy_explanation`` as ``[[action, parameter], ...]`` (the steps that repair the
     window, ``[]`` on a pass), ``window`` (``[start, end]`` character offsets of what
-    failed) and ``fixed_preview`` (its repair, first 120 characters). Never raises.
+    failed), ``position`` (the offset of its first character the repair changes) and
+    ``fixed_preview`` (its repair, first 120 characters). Never raises.
     """
     clean = without_surrogates(text)
     embedded = _EMBEDDED.search(clean)
     if embedded is not None:
         page, fixed = _embedded_repair(embedded.group())
-        return _fail(clean, "embedded", [["encode", page], ["decode", "utf-8"]], embedded.span(), fixed)
+        return _fail("embedded", [["encode", page], ["decode", "utf-8"]], embedded.group(), embedded.span(), fixed)
     for start, end in mojibake_windows(clean):
         window = clean[start:end]
         steps, fixed = _ftfy_recodes(window)
@@ -130,13 +131,17 @@ def check_mojibake(text: str) -> Judgement:
             steps, fixed = _code_page_recodes(window)
             how = "code_page"
         if steps:
-            return _fail(clean, how, steps, (start, end), fixed)
+            return _fail(how, steps, window, (start, end), fixed)
     return Judgement(Verdict.PASS, CHECK, "No mojibake found.", {"rule": "mojibake", "ftfy_explanation": []})
 
 
-def _fail(text: str, how: str, steps: list[list[str]], span: tuple[int, int], fixed: str) -> Judgement:
+def _fail(how: str, steps: list[list[str]], broken: str, span: tuple[int, int], fixed: str) -> Judgement:
+    # The first character the repair changes: where the reader's eye should go
+    # (canary.evidence.first_bad_index reads ``position``).
+    changed = next((i for i, (a, b) in enumerate(zip(broken, fixed, strict=False)) if a != b),
+                   min(len(broken), len(fixed)))
     evidence: dict[str, object] = {"rule": "mojibake", "how": how, "ftfy_explanation": steps, "window": list(span),
-                                   "fixed_preview": fixed[:120]}
+                                   "position": span[0] + min(changed, len(broken) - 1), "fixed_preview": fixed[:120]}
     return Judgement(Verdict.FAIL, CHECK, f"The reply looks like mojibake ({_HOW[how]}).", evidence)
 
 

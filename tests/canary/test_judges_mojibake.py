@@ -95,6 +95,7 @@ def test_a_sound_sentence_cannot_hide_mojibake_after_it_on_the_same_line() -> No
     assert judgement.verdict is Verdict.FAIL
     start, end = judgement.evidence["window"]
     assert start >= len(sound) and end - start <= MAX_WINDOW
+    assert judgement.evidence["position"] == len(sound) + 1  # the first garbled character
     assert run_checks(ANSWER_CHECKS, text, "pt").failed.startswith("encoding:")
 
 
