@@ -18,8 +18,9 @@ streamed, odd ones not. Texts: ``tests/fixtures/real-text`` (``tests.real_text_p
   passage), so the gateway expects the conversation's language; ftfy's must-not-change
   strings (they have no language) in a short chat where no language is known.
 - Defects: ``mojibake`` (ftfy's cases and bug-report quotes, short chat; NTREX passages
-  with non-ASCII letters as UTF-8 read as Windows-1252, in a conversation in their
-  language), ``junk_prefix`` (vicuna-7b's answers that open with its template's ": ",
+  with non-ASCII letters as UTF-8 read as Windows-1252, and Russian, Arabic, Italian and
+  German ones read as Windows-1251, MacRoman or cp437 (``OTHER_PAGES``), made here, in a
+  conversation in their language), ``junk_prefix`` (vicuna-7b's answers that open with its template's ": ",
   a bug-report quote), ``language_shift`` (NTREX passages in another language's
   conversation: es in pt, pt in es, en in ja, ja in zh, fr in it; LLMZoo's Chinese
   questions answered in English; bug-report quotes), ``other`` (the remaining real
@@ -55,7 +56,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import ftfy.bad_codecs  # noqa: F401 - registers sloppy-windows-1252
+import ftfy.bad_codecs  # noqa: F401 - registers the sloppy-windows-* code pages
 import httpx
 import openai
 import redis
@@ -69,6 +70,11 @@ ROUTES = (("stub-a", "alpha/fp8"), ("stub-b", "beta/fp8"))
 CASE = re.compile(r"\[case (\d+)\]")
 SHIFTS = (("es", "pt"), ("pt", "es"), ("en", "ja"), ("ja", "zh"), ("fr", "it"))
 MOJIBAKE_LANGS = ("es", "pt", "fr", "de", "pl", "tr", "vi")
+# UTF-8 read as the other code pages of the mojibake rule (canary.judges.encoding): which
+# language's passages, read as which page (ftfy's codec names).
+OTHER_PAGES = (("ru", "sloppy-windows-1251", "cp1251"), ("ar", "sloppy-windows-1251", "cp1251"),
+               ("it", "macroman", "MacRoman"), ("ru", "macroman", "MacRoman"),
+               ("de", "cp437", "cp437"), ("ru", "cp437", "cp437"))
 LOG = Path(tempfile.mkdtemp()) / "gunicorn.log"  # the gateway's stderr, named on failure
 
 
@@ -210,6 +216,11 @@ def build_cases(limit: int | None, seed: int) -> tuple[list[Case], dict[str, lis
             broken = t.text.encode("utf-8").decode("sloppy-windows-1252")
             if broken != t.text:
                 add("defect", "mojibake", f"mojibake ntrex {lang} (UTF-8 read as cp1252)", t, lang, broken)
+    for lang, page, name in OTHER_PAGES:
+        for t in by_lang[lang]:
+            broken = t.text.encode("utf-8").decode(page)
+            if broken != t.text:
+                add("defect", "mojibake", f"mojibake ntrex {lang} (UTF-8 read as {name})", t, lang, broken)
     if limit is not None:
         kept: list[Case] = []
         seen: Counter = Counter()

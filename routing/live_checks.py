@@ -133,10 +133,11 @@ def mixing(text: str, language: str | None) -> Judgement | None:
 
 
 def mojibake(text: str, language: str | None = None) -> Judgement:
-    """Mojibake by ftfy's judgement: its fixer re-decodes the text (``check_mojibake``
-    without the badness heuristic, which false-blocked 5 of ftfy's 49 must-not-change
-    cases; measured in routing/README.md). Whatever the language."""
-    return check_mojibake(text, badness=False)
+    """Mojibake, the canary's rule (``check_mojibake``: ftfy's fixer and the code pages
+    it does not gate, judged line by line and sentence by sentence, so the whole reply is
+    caught wherever a prefix of it would be; measured in routing/README.md). Whatever
+    the language."""
+    return check_mojibake(text)
 
 
 def mojibake_prefix(text: str, language: str | None = None) -> Judgement:

@@ -140,8 +140,10 @@ def test_corruption_catches_every_quoted_defect_and_adjudicated_text(real_text: 
 
 def test_encoding_catches_ftfy_mojibake_and_holds_its_clean_count(real_text: list[Judged]) -> None:
     t = total(real_text, "encoding")
-    assert t.caught / t.defects >= 0.97
-    assert t.false_failures <= 7  # strings ftfy leaves alone, mostly mojibake-looking
+    assert t.caught / t.defects >= 0.99
+    # ftfy's known failure "MISUTÂ AJIKKO" and two strings with control characters (U+1A,
+    # U+81) that no healthy generation holds.
+    assert t.false_failures <= 3
 
 
 def test_structured_fails_the_fenced_reply_of_a_bug_report(real_text: list[Judged]) -> None:

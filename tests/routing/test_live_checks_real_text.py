@@ -44,6 +44,17 @@ def test_every_blocking_whole_reply_check_stays_within_the_limits(corpus) -> Non
     assert _problems(table, ANSWER_CHECKS) == []
 
 
+def test_the_whole_reply_catches_the_mojibake_its_prefixes_catch(corpus) -> None:
+    defects = [t for t in corpus if t.kind == "mojibake"]
+    whole = measure(tuple(c for c in ANSWER_CHECKS if c.name == "mojibake"), defects, (WHOLE,))
+    prefix = measure(tuple(c for c in PREFIX_CHECKS if c.name == "mojibake"), defects, PREFIX_LENGTHS)
+    caught = whole["mojibake"][WHOLE]["ALL"]
+    assert caught.caught >= max(prefix["mojibake"][n]["ALL"].caught for n in PREFIX_LENGTHS)
+    # ftfy's 112 mojibake cases and 2 bug-report quotes, all but ftfy's known failure
+    # "┬┐que diferencia hay?" (cp437 "¿").
+    assert (caught.defects, caught.caught) == (114, 113)
+
+
 def test_without_an_expected_language_the_mixing_check_blocks_no_clean_text(corpus) -> None:
     table = measure(REPLY_CHECKS, corpus, (WHOLE,), no_language=True)
     assert table["language_mixing"][WHOLE]["ALL"].blocked == 0
