@@ -135,8 +135,10 @@ def test_the_background_writer_writes_every_result_once_in_batches():
     from routing.events import BackgroundEventSink
 
     sink = BackgroundEventSink(batch=30, interval_s=0.05)
+    # Operation ids of this test's own: a live-server test of the same worker commits events too.
+    tag = f"bw{uuid.uuid4().hex[:8]}"
     for burst in range(3):  # later bursts come after the writer went idle again
-        threads = [threading.Thread(target=lambda t=t: [sink.emit(_result(f"op-{burst}-{t}-{i}")) for i in range(25)])
+        threads = [threading.Thread(target=lambda t=t: [sink.emit(_result(f"{tag}-{burst}-{t}-{i}")) for i in range(25)])
                    for t in range(8)]
         for t in threads:
             t.start()
@@ -146,8 +148,9 @@ def test_the_background_writer_writes_every_result_once_in_batches():
             sink.flush()
         else:
             sink.close()  # writes what is pending, then ends the thread and its connection
-        assert RequestEvent.objects.filter(operation_id__startswith=f"op-{burst}-").count() == 200
-    assert RequestEvent.objects.count() == 600 and AttemptEvent.objects.count() == 600
+        assert RequestEvent.objects.filter(operation_id__startswith=f"{tag}-{burst}-").count() == 200
+    assert RequestEvent.objects.filter(operation_id__startswith=tag).count() == 600
+    assert AttemptEvent.objects.filter(request__operation_id__startswith=tag).count() == 600
 
 
 @pytest.mark.django_db(transaction=True)
