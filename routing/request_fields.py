@@ -66,6 +66,7 @@ PART_VALUE_FIELDS: Mapping[str, frozenset[str]] = {
     "input_audio": frozenset({"data", "format"}),
     "file": frozenset({"file_data", "file_id", "filename"}),
 }
+_TEXT_ONLY_ROLES = frozenset({"system", "developer", "user", "assistant"})
 TOOL_FIELDS = frozenset({"type", "function"})
 FUNCTION_FIELDS = frozenset({"name", "description", "parameters", "strict"})
 TOOL_CALL_FIELDS = frozenset({"id", "type", "function"})
@@ -98,8 +99,16 @@ def request_fields_check(body: Any) -> None:
     if unknown:
         more = f" (and {len(unknown) - 1} more unknown)" if len(unknown) > 1 else ""
         raise BodyInvalid(unknown[0], f"unknown request field{more}; an OpenAI or OpenRouter chat completion field is expected")
-    for i, message in enumerate(_objects(body.get("messages"))):
-        _message(message, f"messages[{i}]")
+    messages = body.get("messages")
+    for i, message in enumerate(messages if isinstance(messages, list) else ()):
+        # Paths are built only for a message with something to name (they were most of
+        # the check's CPU): a plain text message with known keys is decided here.
+        role = message.get("role") if message.__class__ is dict else None
+        if role.__class__ is str and role in _TEXT_ONLY_ROLES and message.get("content").__class__ is str \
+                and _SPEAKER.issuperset(message):
+            continue
+        if isinstance(message, Mapping):
+            _message(message, f"messages[{i}]")
     for i, tool in enumerate(_objects(body.get("tools"))):
         _known(tool, f"tools[{i}]", TOOL_FIELDS, "a tool")
         if isinstance(tool.get("function"), Mapping):
@@ -110,7 +119,8 @@ def request_fields_check(body: Any) -> None:
         if isinstance(choice.get("function"), Mapping):
             _known(choice["function"], "tool_choice.function", TOOL_CHOICE_FUNCTION_FIELDS, "a tool choice's function")
     response_format = body.get("response_format")
-    if isinstance(response_format, Mapping) and response_format.get("type") in RESPONSE_FORMAT_FIELDS:
+    if isinstance(response_format, Mapping) and isinstance(response_format.get("type"), str) \
+            and response_format["type"] in RESPONSE_FORMAT_FIELDS:
         kind = response_format["type"]
         _known(response_format, "response_format", RESPONSE_FORMAT_FIELDS[kind], f"a {kind} response_format")
         if kind == "json_schema" and isinstance(response_format.get("json_schema"), Mapping):
@@ -133,6 +143,8 @@ def _message(message: Mapping[str, Any], where: str) -> None:
     if allowed is None:
         return  # an unknown role is the body check's refusal
     _known(message, where, allowed, f"a {role} message")
+    if isinstance(message.get("content"), str) and "tool_calls" not in message:
+        return  # plain text: no level below
     for j, part in enumerate(_objects(message.get("content"))):
         kind = part.get("type")
         if not isinstance(kind, str) or kind not in PART_FIELDS:
@@ -151,6 +163,8 @@ def _known(value: Mapping[str, Any], where: str, allowed: frozenset[str], what: 
     """Raise ``BodyInvalid`` at ``where.<key>`` for the first key of ``value`` (in the
     body's order) not in ``allowed``, saying what ``what`` may hold and the nearest
     allowed name when one is close (``nmae`` -> ``name``)."""
+    if allowed.issuperset(value):
+        return  # the common case, decided in C
     for key in value:
         if key in allowed or not _text(key):
             continue

@@ -83,6 +83,10 @@ def test_a_misspelling_is_named_rather_than_the_field_it_leaves_missing():
     ["not", "an", "object"],
     {"messages": "hi"},
     {"messages": [{"role": "user", "content": "hi", "k\ud800": 1}]},
+    # Unhashable where a name is expected: a 400 from the body check, not a TypeError here.
+    {"messages": [{"role": ["user"], "content": "hi"}]},
+    {"messages": [{"role": "user", "content": [{"type": {"t": 1}}]}]},
+    {**OK, "response_format": {"type": ["json_object"]}},
 ])
 def test_what_is_not_a_field_name_is_left_to_the_body_check(body):
     request_fields_check(body)  # no unknown field to name: the body check refuses these
