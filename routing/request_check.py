@@ -258,7 +258,8 @@ def body_check(body: Any) -> None:
         if role == "tool" and not isinstance(message.get("tool_call_id"), str):
             # OpenAI's chat API reference: a tool message answers one call, by its id.
             raise BodyInvalid(f"{where}.tool_call_id", "required in a tool message (the id of the tool call it answers)")
-        if "tool_calls" in message:
+        if message.get("tool_calls") is not None:
+            # null is no calls: what the openai SDK's model_dump() of a reply message holds.
             _tool_calls(message["tool_calls"], f"{where}.tool_calls")
     for key in _NUMBERS:
         _number(body, key)

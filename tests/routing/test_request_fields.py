@@ -5,6 +5,7 @@ own HTTP client, never sent)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -160,3 +161,41 @@ def test_a_reply_message_sent_back_as_the_sdk_dumps_it_passes():
     reply = openai.types.chat.ChatCompletionMessage.model_validate(
         {"role": "assistant", "content": None, "tool_calls": [CALL]})
     checked({"messages": [*OK["messages"], reply.model_dump(), {"role": "tool", "tool_call_id": "c1", "content": "ok"}]})
+
+
+CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
+
+
+def captured_messages() -> list[tuple[str, dict[str, Any]]]:
+    """Each real OpenRouter reply message of tests/fixtures/captures (written by others,
+    not read when the lists were made), as sent back raw and as the SDK dumps it; the
+    streams' messages folded from their deltas (every delta key kept)."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for path in sorted(CAPTURES.glob("*.json")):
+        body = json.loads(path.read_text())
+        for choice in body.get("choices", []) if isinstance(body, dict) else []:
+            out.append((f"{path.name} raw", choice["message"]))
+            out.append((f"{path.name} sdk", openai.types.chat.ChatCompletion.model_validate(body).choices[0].message.model_dump()))
+    for path in sorted(CAPTURES.glob("*.sse")):
+        folded: dict[str, Any] = {}
+        for line in path.read_text().splitlines():
+            if not line.startswith("data: {"):
+                continue
+            for choice in json.loads(line[6:]).get("choices") or []:
+                for key, value in (choice.get("delta") or {}).items():
+                    if value is not None:
+                        text = isinstance(value, str) and key != "role"  # text arrives in pieces
+                        folded[key] = folded.get(key, "") + value if text else value
+        if folded:
+            out.append((f"{path.name} folded", {"role": "assistant", **folded}))
+    return out
+
+
+def test_every_real_reply_message_sent_back_passes():
+    messages = captured_messages()
+    assert len(messages) >= 8
+    for name, message in messages:
+        try:
+            checked({"messages": [*OK["messages"], message, {"role": "user", "content": "And then?"}]})
+        except BodyInvalid as exc:  # pragma: no cover - the message says which capture
+            raise AssertionError(f"{name}: {exc}") from exc
