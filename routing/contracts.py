@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from jsonschema import Draft202012Validator
 
@@ -401,13 +401,23 @@ def contract_from_dict(data: Mapping[str, Any]) -> Contract:
 _MISSING = object()
 
 
-def contract_file_read(path: str | Path) -> list[Any]:
+class ContractFile(NamedTuple):
+    """A contract file's entries (each a JSON object) and whether the file is a list."""
+
+    entries: list[dict[str, Any]]
+    listed: bool
+
+
+def contract_file_read(path: str | Path) -> ContractFile:
     """The entries of the contract file at ``path`` (JSON: one contract object, or a
-    list of them), undecoded beyond JSON. Raises ``ContractError`` starting
-    ``contracts file <path>:`` and saying what is wrong: a file that is missing or
-    unreadable (the system's reason), not UTF-8 (the byte and its offset), empty, or not
-    JSON (line and column, 1-based; a ``.yaml``/``.yml`` file is told that contract files
-    are JSON)."""
+    non-empty list of them), each a JSON object, undecoded beyond that. Raises
+    ``ContractError`` starting ``contracts file <path>:`` and saying what is wrong: a
+    file that is missing or unreadable (the system's reason), not UTF-8 (the byte and its
+    offset), empty, not JSON (line and column, 1-based; a ``.yaml``/``.yml`` file is told
+    that contract files are JSON), JSON of another shape (``got a number (5)``), an empty
+    list, or an entry that is not an object (``entry 1: expected a contract object, got a
+    string ('chat')``). ``listed``: the file is a list (its entries are counted from 0
+    in messages), else one object."""
     where = f"contracts file {path}"
     try:
         data = Path(path).read_bytes()
@@ -428,7 +438,40 @@ def contract_file_read(path: str | Path) -> list[Any]:
         raise ContractError(f"{where}: invalid JSON: arrays or objects nested too deeply") from exc
     except ValueError as exc:  # too many digits, NaN, Infinity, 1e400 (core.strict_json)
         raise ContractError(f"{where}: invalid JSON: {exc}") from exc
-    return raw if isinstance(raw, list) else [raw]
+    if isinstance(raw, dict):
+        return ContractFile([raw], listed=False)
+    if not isinstance(raw, list):
+        raise ContractError(f"{where}: {FILE_FORMAT}, got {_json_kind(raw)}")
+    if not raw:
+        raise ContractError(f"{where}: an empty list holds no contract; {FILE_FORMAT}")
+    for i, entry in enumerate(raw):
+        if not isinstance(entry, dict):
+            raise ContractError(f"{where} entry {i}: expected a contract object, got {_json_kind(entry)}; {FILE_FORMAT}")
+    return ContractFile(raw, listed=True)
+
+
+FILE_FORMAT = "a contracts file holds one contract object or a JSON list of them"
+
+
+def _json_kind(value: Any) -> str:
+    """``a string ('abc')``, ``a number (5)``, ``a list``: a JSON value named for a message."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:39] + "…"
+        return f"a string ({shown!r})"
+    if isinstance(value, int | float):
+        return f"a number ({value!r})"
+    return "a list" if isinstance(value, list) else f"a {type(value).__name__}"
+
+
+def contract_entry_check(entry: Mapping[str, Any], assigned: int) -> None:
+    """Parse a contract file entry as the load would store it (version ``assigned``), so
+    its first problem is named before any other rule speaks: an entry without a usable
+    ``name`` hears of its unknown fields (``{"bad": 1}``: ``unknown field(s) ['bad']``)
+    and of the missing name, not only that a contract needs one. Raises
+    ``ContractError``; returns None for a valid contract."""
+    contract_from_dict({**entry, "version": assigned})
 
 
 def file_names_unique(entries: Sequence[Any]) -> None:

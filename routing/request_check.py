@@ -11,7 +11,8 @@ body and raises ``BodyInvalid`` naming the first bad field's path
 - ``NaN``, ``Infinity``, ``-Infinity``: not JSON numbers (RFC 8259 §6), though Python's
   ``json`` reads them;
 - a content part of an unknown type, or a known part missing its value (OpenAI API
-  reference, Chat Completions: ``text``, ``image_url``, ``input_audio``, ``file``);
+  reference, Chat Completions: ``text``, ``image_url``, ``input_audio``, ``file``, and
+  an assistant's ``refusal``);
 - a known field of the wrong type or outside its range (``temperature: "hot"``).
 
 ``check_request`` then applies the gateway's own rules under a contract (provider keys
@@ -33,11 +34,11 @@ from typing import Any
 from core.strict_json import NotJsonNumber
 from routing.contracts import Contract
 from routing.terms import FinishReason
-from routing.tool_schema import describe, first_difference
+from routing.tool_schema import schema_difference
 
 MAX_DEPTH = 64
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
-_PART_VALUE = {"text": "text", "image_url": "image_url", "input_audio": "input_audio", "file": "file"}
+_PART_VALUE = {"text": "text", "image_url": "image_url", "input_audio": "input_audio", "file": "file", "refusal": "refusal"}
 
 # Known request fields: (kind, low, high); kind "number" takes int or float, "int" an
 # integer, bounds inclusive, None = unbounded. Ranges: OpenAI API reference, Chat
@@ -67,6 +68,7 @@ PROVIDER_KEYS = frozenset({
     "quantizations", "sort", "max_price", "preferred_min_throughput", "preferred_max_latency",
 })
 _GATEWAY_PROVIDER_KEYS = frozenset({"only", "order", "ignore", "allow_fallbacks"})
+TOOL_SHAPE = '{"type": "function", "function": {"name", "description", "parameters", "strict"}}'
 
 
 class RequestInvalid(ValueError):
@@ -181,8 +183,8 @@ def _content(content: Any, path: str, role: Any) -> None:
         if not isinstance(kind, str) or kind not in _PART_VALUE:
             raise BodyInvalid(f"{where}.type", f"unknown content part type {kind!r}; expected one of {sorted(_PART_VALUE)}")
         value = part.get(_PART_VALUE[kind])
-        if kind == "text" and not isinstance(value, str):
-            raise BodyInvalid(f"{where}.text", "expected a string")
+        if kind in ("text", "refusal") and not isinstance(value, str):
+            raise BodyInvalid(f"{where}.{kind}", "expected a string")
         if kind == "image_url" and not (isinstance(value, str) or (isinstance(value, Mapping) and isinstance(value.get("url"), str))):
             raise BodyInvalid(f"{where}.image_url", "expected an object with a string url")
         if kind in ("input_audio", "file") and not isinstance(value, Mapping):
@@ -257,7 +259,8 @@ def body_check(body: Any) -> None:
         if role == "tool" and not isinstance(message.get("tool_call_id"), str):
             # OpenAI's chat API reference: a tool message answers one call, by its id.
             raise BodyInvalid(f"{where}.tool_call_id", "required in a tool message (the id of the tool call it answers)")
-        if "tool_calls" in message:
+        if message.get("tool_calls") is not None:
+            # null is no calls: what the openai SDK's model_dump() of a reply message holds.
             _tool_calls(message["tool_calls"], f"{where}.tool_calls")
     for key in _NUMBERS:
         _number(body, key)
@@ -360,10 +363,60 @@ def check_request(body: Any, contract: Contract) -> None:
         if not isinstance(tools, list):
             raise RequestInvalid("tools", "expected a list")
         for i, tool in enumerate(tools):
-            name = tool.get("function", {}).get("name") if isinstance(tool, dict) and isinstance(tool.get("function"), dict) else None
-            if not isinstance(name, str) or name not in contract.tools:
-                raise RequestInvalid(f"tools[{i}]", f"tool {name!r} is not registered in contract {contract.key}; registered: {sorted(contract.tools)}")
+            name = _tool_name(tool, i)
+            if name not in contract.tools:
+                raise RequestInvalid(f"tools[{i}].function.name", f"tool {name!r} is not registered in contract {contract.key}; registered: {sorted(contract.tools)}")
             tool_schema_check(i, name, tool["function"].get("parameters"), contract)
+    response_format_check(body.get("response_format"), contract)
+
+
+def _tool_name(tool: Any, index: int) -> str:
+    """The function name of the request's tool ``index``; raises ``RequestInvalid``
+    naming what is missing or misspelt (``tools[0].functoin``), not "tool None"."""
+    where = f"tools[{index}]"
+    if not isinstance(tool, dict):
+        raise RequestInvalid(where, f"expected a tool object {TOOL_SHAPE}, got {type(tool).__name__}")
+    function = tool.get("function")
+    if not isinstance(function, dict):
+        stray = [k for k in tool if k not in ("type", "function")]
+        if stray:
+            raise RequestInvalid(f"{where}.{stray[0]}", f"unknown field; a tool is {TOOL_SHAPE}")
+        raise RequestInvalid(f"{where}.function", f"required, an object; a tool is {TOOL_SHAPE}")
+    name = function.get("name")
+    if not isinstance(name, str):
+        raise RequestInvalid(f"{where}.function.name", f"required, a string naming the tool, got {name!r}")
+    return name
+
+
+def response_format_check(given: Any, contract: Contract) -> None:
+    """On a contract with structured output the format is the contract's, as tools are
+    (routing/README.md, "Structured output: the contract's schema, or a 400"): the caller
+    omits ``response_format`` (the gateway sends the contract's) or sends the contract's
+    own; with ``json_schema`` its ``schema`` must equal the contract's, annotations aside
+    and local ``$ref``s read in place (``routing.tool_schema.schema_difference``). Raises
+    ``RequestInvalid`` at ``response_format.type`` for another mode and at
+    ``response_format.json_schema.schema`` naming the first path that differs. A contract
+    without structured output leaves the caller's format as sent."""
+    if given is None or contract.output_mode == "none" or not isinstance(given, dict):
+        return
+    kind = given.get("type")
+    if kind != contract.output_mode:
+        wanted = ("its JSON schema (json_schema): send that schema unchanged"
+                  if contract.output_mode == "json_schema" else "a JSON object (json_object): send {'type': 'json_object'}")
+        raise RequestInvalid("response_format.type", f"contract {contract.key} answers with {wanted}, "
+                             f"or omit response_format and the gateway sends it; got {kind!r}")
+    if kind != "json_schema":
+        return
+    spec = given.get("json_schema")
+    schema = spec.get("schema") if isinstance(spec, dict) else None
+    difference = schema_difference(contract.output_schema or {}, schema if schema is not None else {})
+    if difference is not None:
+        path, said = difference
+        raise RequestInvalid(
+            "response_format.json_schema.schema",
+            f"differs from contract {contract.key}'s output schema at {path} ({said}); "
+            "send the contract's schema unchanged, or omit response_format and the gateway sends it",
+        )
 
 
 def tool_schema_check(index: int, name: str, given: Any, contract: Contract) -> None:
@@ -371,12 +424,11 @@ def tool_schema_check(index: int, name: str, given: Any, contract: Contract) -> 
     (``routing.tool_schema``: annotations aside): a looser one would have replies judged
     by a schema the model never saw. Raises ``RequestInvalid`` naming the tool and the
     first path that differs (``tools[0].function.parameters``)."""
-    expected = contract.tools[name]
-    path = first_difference(expected, given if given is not None else {})
-    if path is not None:
+    difference = schema_difference(contract.tools[name], given if given is not None else {})
+    if difference is not None:
+        path, said = difference
         raise RequestInvalid(
             f"tools[{index}].function.parameters",
-            f"tool {name!r} differs from contract {contract.key}'s schema at {path} "
-            f"({describe(expected, given if given is not None else {}, path)}); "
+            f"tool {name!r} differs from contract {contract.key}'s schema at {path} ({said}); "
             "send the contract's schema unchanged, or omit tools and the gateway sends it",
         )

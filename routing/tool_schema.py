@@ -1,4 +1,5 @@
-"""A caller's tool schema against the contract's: equal, or the first path that differs. Pure.
+"""A caller's schema (a tool's, or structured output's) against the contract's: equal, or
+the first path that differs. Pure.
 
 The gateway validates a tool call's arguments against the *contract's* schema. A caller
 that sends its own, looser schema for the same tool (no ``maximum``, no ``format``) gets
@@ -11,7 +12,10 @@ first JSON path where the two differ, before any route sees the request.
 Annotations do not change what validates (JSON Schema 2020-12 Validation, section 9,
 "A Vocabulary for Basic Meta-Data Annotations"): ``title``, ``description``,
 ``examples``, ``$comment``, ``default``, ``deprecated``, ``readOnly``, ``writeOnly`` are
-ignored, so a caller may word its descriptions as it likes.
+ignored, so a caller may word its descriptions as it likes. A local reference
+(``{"$ref": "#/$defs/LineItem"}``, what the ``openai`` SDK's ``parse`` and
+``pydantic_function_tool`` send for a nested model) is read in place before comparing
+(``inline_local_refs``): the same schema written with or without ``$defs`` is the same.
 """
 
 from __future__ import annotations
@@ -38,6 +42,10 @@ def _same_value(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _names(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
 def first_difference(expected: Any, given: Any, path: str = "$", *, in_names: bool = False) -> str | None:
     """The first JSON path (``$.properties.party_size.maximum``) where schema ``given``
     differs from ``expected``, annotations ignored; None when they are the same schema.
@@ -50,8 +58,14 @@ def first_difference(expected: Any, given: Any, path: str = "$", *, in_names: bo
             where = _step(path, str(key))
             if key not in keys_e or key not in keys_g:
                 return where
-            found = first_difference(expected[key], given[key], where,
-                                     in_names=not in_names and key in _NAMED_SUBSCHEMAS)
+            e, g = expected[key], given[key]
+            if key == "required" and not in_names and _names(e) and _names(g):
+                # A set of property names (2020-12 Validation, 6.5.3): its order says
+                # nothing, and the difference is the list itself.
+                if set(e) != set(g):
+                    return where
+                continue
+            found = first_difference(e, g, where, in_names=not in_names and key in _NAMED_SUBSCHEMAS)
             if found is not None:
                 return found
         return None
@@ -81,3 +95,48 @@ def describe(expected: Any, given: Any, path: str) -> str:
         text = repr(node)
         return text if len(text) <= 80 else text[:79] + "…"
     return f"the contract has {at(expected)}, the request has {at(given)}"
+
+
+_LOCAL_DEFS = ("$defs", "definitions")
+
+
+def inline_local_refs(schema: Any) -> Any:
+    """``schema`` with every ``{"$ref": "#/$defs/<name>"}`` (or ``#/definitions/``) whose
+    other keys are annotations replaced by its target, read in place, and the root's
+    ``$defs``/``definitions`` dropped once nothing refers to them. A recursive reference,
+    one with sibling keywords, or one that does not resolve stays as written (the
+    comparison then sees it as it is). Returns a new value; ``schema`` is not changed."""
+    if not isinstance(schema, Mapping):
+        return schema
+    defs = {f"#/{key}/{name}": target for key in _LOCAL_DEFS if isinstance(schema.get(key), Mapping)
+            for name, target in schema[key].items()}
+    if not defs:
+        return schema
+    kept: list[bool] = []
+
+    def inline(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [inline(item, seen) for item in node]
+        if not isinstance(node, Mapping):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref in defs and ref not in seen and all(k == "$ref" or k in ANNOTATIONS for k in node):
+            return inline(defs[ref], (*seen, ref))
+        if isinstance(ref, str) and ref.startswith("#/"):
+            kept.append(True)
+        return {k: inline(v, seen) for k, v in node.items()}
+
+    body = inline({k: v for k, v in schema.items() if k not in _LOCAL_DEFS}, ())
+    if kept:
+        return schema  # some reference stays: its $defs must too, so compare as written
+    return body
+
+
+def schema_difference(expected: Any, given: Any) -> tuple[str, str] | None:
+    """(first differing path, what each side holds there) between the contract's schema
+    ``expected`` and a caller's ``given``, annotations ignored and local ``$ref``s read in
+    place (``inline_local_refs``); None when they are the same schema. The path reads in
+    the inlined schemas (``$.properties.line_items.items.required``)."""
+    expected, given = inline_local_refs(expected), inline_local_refs(given)
+    path = first_difference(expected, given)
+    return None if path is None else (path, describe(expected, given, path))

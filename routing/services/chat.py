@@ -54,8 +54,9 @@ def chat_completion_create(
     except ContractError as exc:
         return error_reply(500, ErrorCode.INVALID_CONTRACT, f"stored contract {contract}@{version} is invalid: {exc}")
     try:
-        body_check(body)
+        # Unknown fields first: a misspelt key explains the field the body check finds missing.
         request_fields_check(body)
+        body_check(body)
     except BodyInvalid as exc:
         # Refused at the edge: no route sees it, so none can be charged for it.
         return error_reply(400, ErrorCode.INVALID_REQUEST, str(exc), field=exc.path or None)

@@ -15,8 +15,10 @@ from django.db.models import Max
 from django.utils import timezone
 
 from routing.contracts import (
+    FILE_FORMAT,
     Contract,
     ContractError,
+    contract_entry_check,
     contract_file_read,
     contract_from_dict,
     file_names_unique,
@@ -72,7 +74,7 @@ def contracts_load_files(
 
 
 def _contracts_load_one(path: str | Path, actor: str) -> list[ContractVersion]:
-    entries = contract_file_read(path)
+    entries, listed = contract_file_read(path)
     where = f"contracts file {path}"
     try:
         file_names_unique(entries)
@@ -80,26 +82,27 @@ def _contracts_load_one(path: str | Path, actor: str) -> list[ContractVersion]:
         raise ContractError(f"{where}: {exc}") from exc
     created: list[ContractVersion] = []
     for i, entry in enumerate(entries):
+        # A file of one object has no entries to count: say what the object was read as.
+        at = f"{where} entry {i}" if listed else f"{where} (one contract object; {FILE_FORMAT})"
         try:
-            if not isinstance(entry, dict):
-                raise ContractError("expected a JSON object")
-            latest = ContractVersion.objects.filter(name=entry.get("name")).order_by("-version").first()
+            name = entry.get("name")
+            latest = ContractVersion.objects.filter(name=name).order_by("-version").first() if isinstance(name, str) else None
             same = latest is not None and (
                 {k: v for k, v in latest.spec.items() if k != "version"} == {k: v for k, v in entry.items() if k != "version"}
             )
             assigned = latest.version if same and latest else (latest.version + 1 if latest else 1)
-            if not same and isinstance(entry.get("name"), str):
+            if not same:
                 # A bad value is named before the version: the version check would
                 # otherwise speak first of a changed contract whose change is the mistake.
-                contract_from_dict({**entry, "version": assigned})
-            if isinstance(entry.get("name"), str):
-                file_version_check(entry, assigned)
+                contract_entry_check(entry, assigned)
+            file_version_check(entry, assigned)
             if same:
                 continue
             created.append(contract_version_create(dict(entry), actor=actor, note=f"loaded from {Path(path).name}"))
         except ContractError as exc:
-            raise ContractError(f"{where} entry {i}: {exc}") from exc
+            raise ContractError(f"{at}: {exc}") from exc
     return created
+
 
 
 def contract_model_classes() -> set[str]:

@@ -129,3 +129,28 @@ def test_a_remote_ref_in_a_contract_file_is_refused_naming_the_file_and_the_json
     )
     assert ContractVersion.objects.count() == 0
     assert schema_host.gets == 0
+
+
+FORMAT = "a contracts file holds one contract object or a JSON list of them"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("text", "says"), [
+    # Found by a new user's trial: this read "entry 0: a contract needs a 'name'".
+    ('{"bad": 1}', f"(one contract object; {FORMAT}): unknown field(s) ['bad']; known fields: ["),
+    ('{"workload": "text", "version": 1}', f"(one contract object; {FORMAT}): name: required"),
+    ('["chat", "booking"]', f"entry 0: expected a contract object, got a string ('chat'); {FORMAT}"),
+    ('[{"name": "chat", "version": 1, "workload": "text"}, 7]', f"entry 1: expected a contract object, got a number (7); {FORMAT}"),
+    ("[]", f"an empty list holds no contract; {FORMAT}"),
+    ('"chat"', f"{FORMAT}, got a string ('chat')"),
+    ("null", f"{FORMAT}, got null"),
+    ('[{"name": "chat", "version": 1, "workload": "text", "colour": "red"}]', "entry 0: unknown field(s) ['colour']; known fields: ["),
+    ('[{"name": "chat", "version": 1, "workload": "text"}, {"version": 1, "workload": "text"}]', "entry 1: name: required"),
+])
+def test_a_malformed_contracts_file_says_what_is_wrong_and_where(tmp_path, text, says):
+    path = tmp_path / "contracts.json"
+    path.write_text(text)
+    message = _refusal(path)
+    assert message.startswith(f"contracts file {path}"), message
+    assert says in message, message
+    assert not ContractVersion.objects.exists()

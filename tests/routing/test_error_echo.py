@@ -61,3 +61,23 @@ def test_an_unknown_body_field_is_a_400_naming_it_and_never_forwarded(client, se
     error = response.json()["error"]
     assert error["field"] == "temprature" and "unknown request field" in error["message"]
     next(world, None)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("body", "field"), [
+    ({"messages": [{"role": "user", "content": "hi", "nmae": "Ana"}]}, "messages[0].nmae"),
+    ({"messages": [{"role": "user", "content": "hi"}],
+      "tools": [{"type": "function", "function": {"name": "f", "parameters": {}, "strcit": True}}]}, "tools[0].function.strcit"),
+    ({"messages": [{"role": "user", "content": "hi"}],
+      "tools": [{"type": "function", "functoin": {"name": "f", "parameters": {}}}]}, "tools[0].functoin"),
+])
+def test_an_unknown_nested_field_is_a_400_naming_its_path_as_the_top_level_is(client, settings, start_sim, use_sim, body, field):
+    world = api_world(settings, start_sim, use_sim, prices={"alpha": "0.0000001"}, contract=CHAT)
+    env = next(world)
+    response = client.post("/v1/chat/completions", data=json.dumps({**body, "max_tokens": 20}),
+                           content_type="application/json", **env.auth)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["code"], error["field"]) == ("invalid_request", field)
+    assert error["message"].startswith(f"{field}: unknown field")
+    next(world, None)

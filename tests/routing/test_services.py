@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -134,8 +135,10 @@ def test_the_background_writer_writes_every_result_once_in_batches():
     from routing.events import BackgroundEventSink
 
     sink = BackgroundEventSink(batch=30, interval_s=0.05)
+    # Operation ids of this test's own: a live-server test of the same worker commits events too.
+    tag = f"bw{uuid.uuid4().hex[:8]}"
     for burst in range(3):  # later bursts come after the writer went idle again
-        threads = [threading.Thread(target=lambda t=t: [sink.emit(_result(f"op-{burst}-{t}-{i}")) for i in range(25)])
+        threads = [threading.Thread(target=lambda t=t: [sink.emit(_result(f"{tag}-{burst}-{t}-{i}")) for i in range(25)])
                    for t in range(8)]
         for t in threads:
             t.start()
@@ -145,8 +148,9 @@ def test_the_background_writer_writes_every_result_once_in_batches():
             sink.flush()
         else:
             sink.close()  # writes what is pending, then ends the thread and its connection
-        assert RequestEvent.objects.filter(operation_id__startswith=f"op-{burst}-").count() == 200
-    assert RequestEvent.objects.count() == 600 and AttemptEvent.objects.count() == 600
+        assert RequestEvent.objects.filter(operation_id__startswith=f"{tag}-{burst}-").count() == 200
+    assert RequestEvent.objects.filter(operation_id__startswith=tag).count() == 600
+    assert AttemptEvent.objects.filter(request__operation_id__startswith=tag).count() == 600
 
 
 @pytest.mark.django_db(transaction=True)
@@ -230,31 +234,44 @@ def _aged(key: str, status: str, age_s: float, now) -> None:  # type: ignore[no-
     ExecutionLedger.objects.create(key=key, kind="request", fingerprint="f", status=status, created_at=at, updated_at=at)
 
 
+def _ours(prefix: str) -> dict[str, str]:
+    """This test's ledger rows, key -> status: a live-server module of the same xdist
+    worker commits rows of its own (``request@<caller>:...``) that no rollback removes."""
+    return dict(ExecutionLedger.objects.filter(key__startswith=prefix).values_list("key", "status"))
+
+
 @pytest.mark.django_db
 def test_the_sweep_prunes_settled_keys_past_their_keeping_time_and_only_them():
     now = timezone.now()
+    # Rows other tests committed are swept first, at the same instant: the next sweep's
+    # counts are then this test's rows alone.
+    ledger_sweep(now, keep_s=86_400, lease_s=300)
+    mine = f"sweep-{uuid.uuid4().hex[:8]}:"
     for status in ("done", "failed", "unknown", "claimed"):
-        _aged(f"old-{status}", status, 90_000, now)
-        _aged(f"new-{status}", status, 60, now)
+        _aged(f"{mine}old-{status}", status, 90_000, now)
+        _aged(f"{mine}new-{status}", status, 60, now)
     assert ledger_sweep(now, keep_s=86_400, lease_s=300) == {"pruned": 2, "expired_claims": 1}
-    left = dict(ExecutionLedger.objects.values_list("key", "status"))
+    left = {k.removeprefix(mine): v for k, v in _ours(mine).items()}
     assert left == {"old-unknown": "unknown", "old-claimed": "unknown", "new-done": "done", "new-failed": "failed",
                     "new-unknown": "unknown", "new-claimed": "claimed"}
     # A pruned key is free again: the next request with it runs, as a new one.
-    claimed, row = ledger_claim("old-done", kind="request", fingerprint_hex="other")
+    claimed, row = ledger_claim(f"{mine}old-done", kind="request", fingerprint_hex="other")
     assert claimed and row.runs == 1
 
 
 @pytest.mark.django_db
 def test_a_claim_left_by_a_dead_process_becomes_unknown_after_its_lease_never_replayed():
     now = timezone.now()
-    _aged("request:booking:k1", "claimed", 301, now)
+    ledger_sweep(now, keep_s=86_400, lease_s=300)  # other tests' committed rows, as above
+    key = f"request:booking:{uuid.uuid4().hex[:8]}"
+    _aged(key, "claimed", 301, now)
     assert ledger_sweep(now, keep_s=86_400, lease_s=300)["expired_claims"] == 1
     with pytest.raises(LedgerConflict) as conflict:
-        ledger_claim("request:booking:k1", kind="request", fingerprint_hex="f")
+        ledger_claim(key, kind="request", fingerprint_hex="f")
     assert conflict.value.row.status == "unknown"
     # Unknown keys wait for a person, whatever their age.
-    assert ledger_sweep(now + timedelta(days=30), keep_s=86_400, lease_s=300) == {"pruned": 0, "expired_claims": 0}
+    ledger_sweep(now + timedelta(days=30), keep_s=86_400, lease_s=300)
+    assert _ours(key) == {key: "unknown"}
 
 
 @pytest.mark.django_db

@@ -27,6 +27,44 @@
     return iso.slice(5, 10) + " " + iso.slice(11, 16);
   }
 
+  // Tick steps a time axis may take, in ms: whole minutes, then whole UTC hours.
+  var MINUTE = 60 * 1000;
+  var HOUR = 60 * MINUTE;
+  var TIME_STEPS = [MINUTE, 5 * MINUTE, 10 * MINUTE, 15 * MINUTE, 30 * MINUTE,
+    HOUR, 2 * HOUR, 3 * HOUR, 4 * HOUR, 6 * HOUR, 12 * HOUR, 24 * HOUR];
+
+  // An x axis of epoch ms from the first to the last time drawn, ticked on whole minutes
+  // or UTC hours (at most maxTicks). Chart.js's linear scale would otherwise round its
+  // ends out to "nice" numbers of milliseconds: the reliability charts' axis ran past the
+  // open hour to a tick an hour or two ahead of now, at minutes such as :46 and :33.
+  function timeAxis(xmin, xmax, maxTicks, extra) {
+    if (!(xmax > xmin)) { xmin -= HOUR / 2; xmax = xmin + HOUR; }
+    var step = TIME_STEPS[TIME_STEPS.length - 1];
+    for (var i = 0; i < TIME_STEPS.length; i++) {
+      if (Math.floor((xmax - xmin) / TIME_STEPS[i]) + 1 <= maxTicks) { step = TIME_STEPS[i]; break; }
+    }
+    var axis = {
+      type: "linear", min: xmin, max: xmax,
+      ticks: { callback: utcLabel, autoSkip: false, color: textColour() },
+      // Our own ticks: Chart.js spreads a stepSize evenly over min..max when their span is
+      // not a whole number of steps (its "almost whole" test compares a count with ms).
+      afterBuildTicks: function (scale) { scale.ticks = timeTicks(xmin, xmax, step); }
+    };
+    return Object.assign(axis, extra || {});
+  }
+
+  // The multiples of step (ms since the epoch, so whole UTC minutes or hours) in [xmin, xmax].
+  function timeTicks(xmin, xmax, step) {
+    var ticks = [];
+    for (var t = Math.ceil(xmin / step) * step; t <= xmax; t += step) { ticks.push({ value: t }); }
+    return ticks;
+  }
+
+  function pointsSpan(points) {
+    var xs = points.map(function (p) { return p.x; });
+    return xs.length ? [Math.min.apply(null, xs), Math.max.apply(null, xs)] : [0, 0];
+  }
+
   function textColour() {
     return getComputedStyle(document.body).getPropertyValue("--body-quiet-color").trim() || "#666";
   }
@@ -111,7 +149,7 @@
         parsing: true,
         interaction: { mode: "nearest", intersect: false },
         scales: {
-          x: { type: "linear", ticks: { callback: utcLabel, maxTicksLimit: 10, color: textColour() } },
+          x: timeAxis(xmin, xmax, 10),
           y: { beginAtZero: true, max: scale.top, title: { display: true, text: "ms", color: textColour() }, ticks: { color: textColour() } }
         },
         plugins: {
@@ -156,22 +194,29 @@
 
   function percentTick(value) { return Math.round(value * 100) + "%"; }
 
+  // One series of a multi-series chart: the i-th colour, straight segments, gaps left
+  // open (a missing hour is not a zero); extra overrides or adds options.
+  function seriesDataset(label, points, i, extra) {
+    var colour = SERIES_COLOURS[i % SERIES_COLOURS.length];
+    return Object.assign({
+      label: label,
+      data: points,
+      borderColor: colour,
+      backgroundColor: colour,
+      borderWidth: 1.5,
+      pointRadius: 2,
+      spanGaps: false,
+      tension: 0
+    }, extra || {});
+  }
+
   // Per probe kind, the share of the endpoint's replies failing in each round (0..1).
   function checksChart(canvas, data) {
     return new Chart(canvas, {
       type: "line",
       data: {
         datasets: data.series.map(function (s, i) {
-          return {
-            label: s.label,
-            data: s.points,
-            borderColor: SERIES_COLOURS[i % SERIES_COLOURS.length],
-            backgroundColor: SERIES_COLOURS[i % SERIES_COLOURS.length],
-            borderWidth: 1.5,
-            pointRadius: s.points.map(function (p) { return p.y ? 4 : 1.5; }),
-            spanGaps: false,
-            tension: 0
-          };
+          return seriesDataset(s.label, s.points, i, { pointRadius: s.points.map(function (p) { return p.y ? 4 : 1.5; }) });
         })
       },
       options: {
@@ -179,7 +224,7 @@
         maintainAspectRatio: false,
         interaction: { mode: "nearest", intersect: false },
         scales: {
-          x: { type: "linear", ticks: { callback: utcLabel, maxTicksLimit: 10, color: textColour() } },
+          x: timeAxis.apply(null, pointsSpan([].concat.apply([], data.series.map(function (s) { return s.points; }))).concat([10])),
           y: { min: 0, max: 1, ticks: { callback: percentTick, color: textColour() }, title: { display: true, text: "replies failing", color: textColour() } }
         },
         plugins: {
@@ -203,16 +248,7 @@
   function routeSeriesChart(canvas, data) {
     var marks = data.marks || [];
     var datasets = data.routes.map(function (r, i) {
-      return {
-        label: r.route,
-        data: data.hours.map(function (x, j) { return { x: x, y: r.values[j] }; }),
-        borderColor: SERIES_COLOURS[i % SERIES_COLOURS.length],
-        backgroundColor: SERIES_COLOURS[i % SERIES_COLOURS.length],
-        borderWidth: 1.5,
-        pointRadius: 2,
-        spanGaps: false,
-        tension: 0
-      };
+      return seriesDataset(r.route, data.hours.map(function (x, j) { return { x: x, y: r.values[j] }; }), i);
     });
     if (marks.length) {
       datasets.push({
@@ -235,7 +271,9 @@
         animation: false,
         maintainAspectRatio: false,
         interaction: { mode: "nearest", intersect: false },
-        scales: { x: { type: "linear", ticks: { callback: utcLabel, maxTicksLimit: 12, color: textColour() } }, y: y },
+        // Each point is its hour's start (the last one the open hour, until now): the axis
+        // ends there, not at a rounded number past it.
+        scales: { x: timeAxis(data.hours[0], data.hours[data.hours.length - 1], 12), y: y },
         plugins: {
           legend: { labels: { color: textColour() } },
           tooltip: {
@@ -262,23 +300,14 @@
       type: "line",
       data: {
         datasets: data.routes.map(function (r, i) {
-          return {
-            label: r.route,
-            data: r.points,
-            stepped: "before",
-            clip: false,
-            borderColor: SERIES_COLOURS[i % SERIES_COLOURS.length],
-            backgroundColor: SERIES_COLOURS[i % SERIES_COLOURS.length],
-            borderWidth: 2,
-            pointRadius: 2
-          };
+          return seriesDataset(r.route, r.points, i, { stepped: "before", clip: false, borderWidth: 2 });
         })
       },
       options: {
         animation: false,
         maintainAspectRatio: false,
         scales: {
-          x: { type: "linear", min: data.since, max: data.until, ticks: { callback: utcLabel, maxTicksLimit: 12, color: textColour() } },
+          x: timeAxis(data.since, data.until, 12),
           y: { min: 0, max: 2, offset: true, ticks: { stepSize: 1, callback: function (v) { return BREAKER_LEVELS[v] || ""; }, color: textColour() } }
         },
         plugins: {

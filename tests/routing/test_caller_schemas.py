@@ -1,0 +1,121 @@
+"""A caller's tools and response_format under a contract (pure): a tool names what is
+missing or misspelt, and a structured-output contract's schema is the contract's or a
+400 naming the first path that differs, as for tools (routing/README.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from openai.lib._pydantic import to_strict_json_schema
+from pydantic import BaseModel, ConfigDict
+
+from routing.contracts import contract_from_dict
+from routing.request_check import RequestInvalid, check_request
+from routing.request_shape import upstream_body
+
+WORKLOADS = json.loads((Path(__file__).resolve().parents[2] / "routing/contract_files/workloads.json").read_text())
+BOOKING = contract_from_dict(next(c for c in WORKLOADS if c["name"] == "booking-agent"))
+INVOICE = contract_from_dict(next(c for c in WORKLOADS if c["name"] == "invoice-extract"))
+JSON_OBJECT = contract_from_dict({"name": "notes", "version": 1, "workload": "structured", "output_mode": "json_object"})
+CHAT = contract_from_dict({"name": "chat", "version": 1, "workload": "text"})
+MESSAGES = [{"role": "user", "content": "Extract the invoice: 2 coffees, 3.00 EUR."}]
+
+
+def refusal(body: dict, contract) -> RequestInvalid:
+    with pytest.raises(RequestInvalid) as caught:
+        check_request(body, contract)
+    return caught.value
+
+
+def test_a_misspelt_function_key_names_itself_not_tool_none():
+    # Found by a new user's trial: "tool None is not registered".
+    tool = {"type": "function", "functoin": {"name": "book_table", "parameters": BOOKING.tools["book_table"]}}
+    error = refusal({"messages": MESSAGES, "tools": [tool]}, BOOKING)
+    assert error.path == "tools[0].functoin" and "None" not in str(error)
+    assert "unknown field" in str(error) and '"function"' in str(error)
+
+
+@pytest.mark.parametrize(("tool", "path", "says"), [
+    ({"type": "function"}, "tools[0].function", "required"),
+    ({"type": "function", "function": {"parameters": {}}}, "tools[0].function.name", "required"),
+    ("book_table", "tools[0]", "got str"),
+    ({"type": "function", "function": {"name": "cancel_table"}}, "tools[0].function.name", "not registered"),
+])
+def test_a_tool_without_its_function_or_name_says_which_is_missing(tool, path, says):
+    error = refusal({"messages": MESSAGES, "tools": [tool]}, BOOKING)
+    assert error.path == path and says in str(error)
+
+
+def schema(contract=INVOICE) -> dict:
+    return json.loads(json.dumps(contract.output_schema))
+
+
+def json_schema(value: dict, name: str = "invoice") -> dict:
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": value, "strict": True}}
+
+
+def test_a_callers_own_invoice_schema_is_refused_naming_the_first_path_that_differs():
+    # Found by a new user's trial: a looser schema was silently replaced by the contract's.
+    loose = schema()
+    loose["required"] = ["currency", "total"]
+    error = refusal({"messages": MESSAGES, "response_format": json_schema(loose)}, INVOICE)
+    assert error.path == "response_format.json_schema.schema"
+    assert "contract invoice-extract@1's output schema at $.required " in str(error)
+    assert "the contract has ['currency', 'total', 'line_items'], the request has ['currency', 'total']" in str(error)
+    no_schema = {"type": "json_schema", "json_schema": {"name": "invoice"}}
+    assert refusal({"messages": MESSAGES, "response_format": no_schema}, INVOICE).path == "response_format.json_schema.schema"
+
+
+@pytest.mark.parametrize(("contract", "given"), [
+    (INVOICE, {"type": "text"}),
+    (INVOICE, {"type": "json_object"}),
+    (JSON_OBJECT, {"type": "text"}),
+    (JSON_OBJECT, json_schema({"type": "object"})),
+])
+def test_another_output_mode_than_the_contracts_is_refused(contract, given):
+    error = refusal({"messages": MESSAGES, "response_format": given}, contract)
+    assert error.path == "response_format.type" and contract.key in str(error) and "omit response_format" in str(error)
+
+
+class LineItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    description: str
+    amount: float
+
+
+class Invoice(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    currency: str
+    total: float
+    line_items: list[LineItem]
+
+
+def test_the_contracts_schema_passes_as_sent_or_as_the_sdks_parse_writes_it():
+    check_request({"messages": MESSAGES}, INVOICE)  # omitted: the gateway sends the contract's
+    check_request({"messages": MESSAGES, "response_format": json_schema(schema())}, INVOICE)
+    described = schema()
+    described["description"] = "An invoice"
+    described["required"] = list(reversed(described["required"]))  # a set: its order says nothing
+    check_request({"messages": MESSAGES, "response_format": json_schema(described, name="Mine")}, INVOICE)
+    # chat.completions.parse(response_format=Invoice): titles and a $defs reference.
+    sdk = to_strict_json_schema(Invoice)
+    assert "$defs" in sdk
+    check_request({"messages": MESSAGES, "response_format": json_schema(sdk, name="Invoice")}, INVOICE)
+    check_request({"messages": MESSAGES, "response_format": {"type": "json_object"}}, JSON_OBJECT)
+
+
+def test_a_contract_without_structured_output_leaves_the_callers_format_alone():
+    given = json_schema({"type": "object"})
+    check_request({"messages": MESSAGES, "response_format": given}, CHAT)
+    assert upstream_body(CHAT, {"messages": MESSAGES, "response_format": given})["response_format"] == given
+
+
+def test_a_recursive_or_unresolved_reference_is_compared_as_written():
+    node = {"$defs": {"n": {"type": "object", "properties": {"next": {"$ref": "#/$defs/n"}}}}, "$ref": "#/$defs/n"}
+    tree = contract_from_dict({"name": "tree", "version": 1, "workload": "structured", "output_mode": "json_schema",
+                               "output_schema": node})
+    check_request({"messages": MESSAGES, "response_format": json_schema(node)}, tree)
+    other = {**node, "$defs": {"n": {"type": "object"}}}
+    assert refusal({"messages": MESSAGES, "response_format": json_schema(other)}, tree).path == "response_format.json_schema.schema"
