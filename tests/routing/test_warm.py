@@ -10,6 +10,7 @@ import uuid
 from typing import Any
 
 import pytest
+import trustme
 from django.core.handlers.wsgi import WSGIHandler
 
 import routing.warm
@@ -167,3 +168,13 @@ def test_the_gateway_warm_up_starts_the_watchdog_and_reads_each_models_suspects(
     finally:
         gateway_reset()
         store.scorecard_reset()
+
+
+def test_another_trust_store_gets_its_own_tls_context(monkeypatch, tmp_path):
+    default = shared_ssl_context()
+    ca_file = tmp_path / "ca.pem"
+    trustme.CA().cert_pem.write_to_path(str(ca_file))
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca_file))
+    own = shared_ssl_context()
+    assert own is not default and own is shared_ssl_context()
+    assert len(own.get_ca_certs()) == 1  # the test's CA only, not certifi's
