@@ -39,9 +39,12 @@ def django_on(database_url: str | None = None, *, migrate: bool = True) -> None:
 
 
 def fresh_postgres(name: str) -> str:
-    """Drop and create database ``name`` on the local PostgreSQL; returns its URL."""
+    """Drop and create database ``name`` (or the one ``BENCH_DATABASE`` names, when set:
+    one database of your own on a shared server, whichever bench runs) on the local
+    PostgreSQL; returns its URL."""
     import psycopg
 
+    name = os.environ.get("BENCH_DATABASE") or name
     with psycopg.connect("postgres://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')

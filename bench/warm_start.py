@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -43,6 +44,9 @@ parser.add_argument("--starts", type=int, default=3, help="starts per configurat
 parser.add_argument("--baseline", type=Path, help="another checkout of the project, started in turn with this one")
 parser.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, of {', '.join(CONFIGS)}")
 parser.add_argument("--database", default="reverie_bench_warm_start", help="PostgreSQL database (dropped and created)")
+parser.add_argument("--after-all-warm", action="store_true",
+                    help="a diagnosis: send the first streams only once every worker logged its warm-up, so a sibling "
+                         "still warming up does not compete with them (the issue's figure is without it)")
 ARGS = parser.parse_args()
 DB_URL = fresh_postgres(ARGS.database)
 django_on(DB_URL)
@@ -116,6 +120,18 @@ class Start:
         return max(self.first) - self.warm
 
 
+def all_warm(server: Server, workers: int, timeout_s: float = 120.0) -> None:
+    """Wait until ``workers`` processes logged their gateway's warm-up (``warm: pid=N ...
+    gateway=...ms``, ``routing.warm``); RuntimeError after ``timeout_s``."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        pids = {m.group(1) for m in re.finditer(r"warm: pid=(\d+) .*gateway=", server.tail(10**6))}
+        if len(pids) >= workers:
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"not every worker warmed up in {timeout_s:.0f} s: {server.tail()}")
+
+
 def one_start(root: Path, env: dict[str, str], token: str, log_dir: Path) -> Start:
     """One start of ``root``'s web app in ``env``: the first streams, the warm pairs, the
     memory of each worker."""
@@ -126,6 +142,8 @@ def one_start(root: Path, env: dict[str, str], token: str, log_dir: Path) -> Sta
         ready_path="/api/v1/health", ready_status=200, timeout_s=120)
     try:
         ready_s = time.perf_counter() - started
+        if ARGS.after_all_warm:
+            all_warm(server, WORKERS)
         with ThreadPoolExecutor(WORKERS) as pool:
             first = list(pool.map(lambda _: first_content_ms(server.base, token), range(WORKERS)))
         # Warm streams measured as the first ones were, two at once (the slower one), so
