@@ -19,6 +19,9 @@ Target: first within 50 ms of warm. Needs PostgreSQL and Redis on loopback (REDI
 ``--baseline DIR``: another checkout of the project (``git worktree add DIR main``) whose
 server is started in turn with this one's, configuration by configuration, so a change
 and what it changes are measured in the same minutes of a shared machine.
+``--after-all-warm`` (a diagnosis, not the issue's figure): the first streams wait until
+every worker logged its warm-up, which tells the first request's own cost from the CPU a
+sibling worker still warming up takes from it.
 Usage: ``python bench/warm_start.py [--starts 5] [--baseline DIR] [--configs warm,preload]``.
 """
 
