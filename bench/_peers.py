@@ -23,15 +23,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
-from _setup import ROOT  # noqa: F401 - puts the project on sys.path before its imports
+from _setup import Server, gunicorn_start, wait_ready
 
 START_TIMEOUT_S = 90.0
 TIMEOUT = httpx.Timeout(30.0)
@@ -55,42 +53,11 @@ def stream_caller(url: str, body: dict[str, Any], headers: dict[str, str]) -> Ca
     return call
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], url: str, what: str, log: Path) -> None:
-    end = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with {proc.returncode}: {log.read_text(errors='replace')[-2000:]}")
-        try:
-            httpx.get(url, timeout=1.0)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError(f"{what} did not answer within {START_TIMEOUT_S:.0f} s: {log.read_text(errors='replace')[-2000:]}")
-
-
-def stop(proc: subprocess.Popen[bytes] | None) -> None:
-    """Terminate a server and its workers (TERM, then KILL after 10 s)."""
-    if proc is None or proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
-
-
-def start_ours(root: Path, env: dict[str, str], port: int, *, workers: int, threads: int = 32) -> subprocess.Popen[bytes]:
-    """The web app on 127.0.0.1:``port`` under gunicorn gthread, as deployed. Waits until
-    it answers."""
-    log = Path(tempfile.mkstemp(suffix="-gthread.log")[1])
-    cmd = [sys.executable, "-m", "gunicorn", "reverie_ops.wsgi", "-k", "gthread", "-w", str(workers),
-           "--threads", str(threads), "-b", f"127.0.0.1:{port}", "--log-level", "warning", "--keep-alive", "30"]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)  # noqa: S603 - our interpreter
-    _wait_ready(proc, f"http://127.0.0.1:{port}/v1/chat/completions", "our gateway under gunicorn", log)
-    return proc
+def start_ours(root: Path, env: dict[str, str], *, workers: int, threads: int = 32) -> Server:
+    """The web app under gunicorn gthread, as deployed (``_setup.gunicorn_start``), idle
+    keep-alive connections kept 30 s. Waits until it answers."""
+    return gunicorn_start(env, workers=workers, threads=threads, root=root, args=["--keep-alive", "30"],
+                          timeout_s=START_TIMEOUT_S)
 
 
 def proxy_venv_help(venv: Path) -> str:
@@ -129,5 +96,5 @@ def start_litellm_proxy(venv: Path, base_url: str, model: str, tag: str, port: i
             [str(exe), "--config", str(config), "--host", "127.0.0.1", "--port", str(port), "--num_workers", str(workers),
              "--keepalive_timeout", "30"],
             cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    _wait_ready(proc, f"http://127.0.0.1:{port}/health/liveliness", "LiteLLM's proxy", log)
+    wait_ready(proc, f"http://127.0.0.1:{port}/health/liveliness", "LiteLLM's proxy", log, timeout_s=START_TIMEOUT_S)
     return proc

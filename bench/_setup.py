@@ -1,12 +1,17 @@
-"""Shared set-up of the bench scripts: Django on a throwaway database, the simulator."""
+"""Shared set-up of the bench scripts: Django on a throwaway database, the simulator, the
+web app under gunicorn (``gunicorn_start``) and waiting until a server answers."""
 
 from __future__ import annotations
 
 import json
 import os
 import secrets
+import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,9 +39,12 @@ def django_on(database_url: str | None = None, *, migrate: bool = True) -> None:
 
 
 def fresh_postgres(name: str) -> str:
-    """Drop and create database ``name`` on the local PostgreSQL; returns its URL."""
+    """Drop and create database ``name`` (or the one ``BENCH_DATABASE`` names, when set:
+    one database of your own on a shared server, whichever bench runs) on the local
+    PostgreSQL; returns its URL."""
     import psycopg
 
+    name = os.environ.get("BENCH_DATABASE") or name
     with psycopg.connect("postgres://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
@@ -93,3 +101,89 @@ def proc_cpu_s(pid: int, parts: tuple[int, ...] = (11, 12)) -> float:
     except OSError:
         return 0.0
     return sum(int(fields[i]) for i in parts) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Server:
+    """A web app the bench started under gunicorn: its arbiter, base URL
+    (``http://127.0.0.1:PORT``) and log file (its stdout and stderr)."""
+
+    proc: subprocess.Popen[bytes]
+    base: str
+    log: Path
+
+    def tail(self, chars: int = 2000) -> str:
+        return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
+
+    def stop(self) -> None:
+        """Terminate the arbiter and its workers (TERM, then KILL after 30 s)."""
+        stop_process(self.proc)
+
+
+def stop_process(proc: subprocess.Popen[bytes] | None, wait_s: float = 30.0) -> None:
+    """TERM ``proc`` and wait ``wait_s`` for it, then KILL it; nothing if it is gone."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(wait_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+
+
+def wait_ready(proc: subprocess.Popen[bytes], url: str, what: str, log: Path | None = None, *,
+               status: int | None = None, timeout_s: float = 90.0) -> float:
+    """Poll ``GET url`` until it answers (with ``status``, when given); returns the
+    seconds it took. Raises RuntimeError naming ``what`` (and the tail of ``log``) when
+    ``proc`` exits first or ``timeout_s`` passes (a loaded machine can take a minute to
+    import Django and build the language models)."""
+    import httpx
+
+    started = time.monotonic()
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}: {_tail(log)}")
+        try:
+            answer = httpx.get(url, timeout=30)
+            if status is None or answer.status_code == status:
+                return time.monotonic() - started
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() - started > timeout_s:
+            proc.kill()
+            raise RuntimeError(f"{what} did not answer within {timeout_s:.0f} s: {_tail(log)}")
+        time.sleep(0.05)
+
+
+def _tail(log: Path | None) -> str:
+    return log.read_text(errors="replace")[-2000:] if log is not None and log.exists() else "(no log)"
+
+
+def gunicorn_start(env: dict[str, str], *, workers: int = 2, threads: int = 8, args: Sequence[str] = (),
+                   root: Path = ROOT, log: Path | None = None, ready_path: str = "/v1/chat/completions",
+                   ready_status: int | None = None, timeout_s: float = 90.0) -> Server:
+    """The web app (``reverie_ops.wsgi``, from ``root``) under gunicorn gthread as
+    deployed, ``workers`` x ``threads``, on a free loopback port, in ``env``; ``args``
+    come last (a later flag wins: ``--log-level info``, ``-c <settings file>``). Every
+    server gets a control socket of its own next to its log (gunicorn's default path is
+    one per user, which concurrent servers would fight over). Waits until
+    ``ready_path`` answers (with ``ready_status`` when given: ``/api/v1/health`` answers
+    200 only once the database and Redis do), at most ``timeout_s``; raises
+    RuntimeError with the log's tail when it does not. The caller ``stop()``s it."""
+    from fake_openrouter.process import free_port
+
+    port = free_port()
+    log = log or Path(tempfile.mkdtemp()) / f"gunicorn-{port}.log"
+    argv = [sys.executable, "-m", "gunicorn", "reverie_ops.wsgi", "-k", "gthread", "-w", str(workers),
+            "--threads", str(threads), "-b", f"127.0.0.1:{port}", "--log-level", "warning",
+            "--control-socket", str(log.parent / f"gunicorn-{port}.ctl"), *args]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)  # noqa: S603 - our interpreter
+    server = Server(proc, f"http://127.0.0.1:{port}", log)
+    try:
+        wait_ready(proc, server.base + ready_path, f"gunicorn ({root})", log, status=ready_status, timeout_s=timeout_s)
+    except BaseException:
+        server.stop()
+        raise
+    return server

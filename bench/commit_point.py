@@ -31,7 +31,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,7 +38,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from _setup import ROOT, django_on
+from _setup import ROOT, Server, django_on, gunicorn_start
 
 DB_FILE = Path(tempfile.mkdtemp()) / "bench-commit.sqlite3"
 django_on(f"sqlite:///{DB_FILE}")
@@ -152,30 +151,18 @@ def main() -> None:
     for contract in roleplay_contracts():
         contract_version_create(contract)
     _, token = service_token_issue(f"bench-{uuid.uuid4().hex[:6]}")
-    port = free_port()
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{DB_FILE}", "OPENROUTER_BASE_URL": sim_url,
            "OPENROUTER_API_KEY": "sk-bench", "ROUTING_BREAKER_PREFIX": f"bench:breaker:{uuid.uuid4().hex}"}
-    web = subprocess.Popen(  # noqa: S603 - our interpreter, our arguments
-        [sys.executable, "-m", "gunicorn", "reverie_ops.wsgi", "-k", "gthread", "-w", "2", "--threads", "8",
-         "-b", f"127.0.0.1:{port}", "--log-level", "warning"], cwd=ROOT, env=env,
-        stdout=subprocess.DEVNULL, stderr=LOG.open("wb"))
-    gateway_url = f"http://127.0.0.1:{port}/v1/chat/completions"
     pt = next(json.loads(line)["text"] for line in (ROOT / "tests/fixtures/real-text/ntrex_clean.jsonl").open()
               if json.loads(line)["lang"] == "pt")
     conversation = [{"role": "system", "content": "Reply in Portuguese."},
                     {"role": "user", "content": "Conte-me as notícias."},
                     {"role": "assistant", "content": pt},
                     {"role": "user", "content": "E depois?"}]
+    web: Server | None = None
     try:
-        end = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(gateway_url, timeout=1)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > end or web.poll() is not None:
-                    raise RuntimeError("gunicorn did not start") from None
-                time.sleep(0.2)
+        web = gunicorn_start(env, workers=2, threads=8, log=LOG)
+        gateway_url = f"{web.base}/v1/chat/completions"
         client = httpx.Client(timeout=TIMEOUT, limits=httpx.Limits(max_connections=32))
         short = [{"role": "user", "content": "Greet the traveller at the inn door."}]
 
@@ -237,12 +224,9 @@ def main() -> None:
         print(f"the gateway's log: {LOG}", file=sys.stderr)
         raise
     finally:
-        web.terminate()
+        if web is not None:
+            web.stop()
         sim.terminate()
-        try:
-            web.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            web.kill()
         sim.wait(timeout=10)
 
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

@@ -72,8 +72,9 @@ from pathlib import Path
 from typing import Any
 
 from _load import PHASE_TIMEOUT_S, LoadError, measure, quartiles, run_phase, sequential, tree_cpu_s
-from _peers import start_litellm_proxy, start_ours, stop, stream_caller
+from _peers import start_litellm_proxy, start_ours, stream_caller
 from _setup import ROOT, django_on, fresh_postgres
+from _setup import stop_process as stop
 
 
 def _postgres_name() -> str | None:
@@ -316,16 +317,14 @@ def http_rows(base_url: str, a: argparse.Namespace, failures: list[str]) -> list
     env = {**os.environ, "OPENROUTER_BASE_URL": base_url, "OPENROUTER_API_KEY": "sk-or-v1-bench",
            "ROUTING_BREAKER_PREFIX": settings.ROUTING_BREAKER_PREFIX}
     body = {"messages": MESSAGES, "max_tokens": MAX_TOKENS, "stream": True}
-    port = free_port()
-    proc = None
+    server = start_ours(ROOT, env, workers=a.server_workers)
     try:
-        proc = start_ours(ROOT, env, port, workers=a.server_workers)
-        rows.append(server_row("gthread", f"Reverie gateway, gunicorn gthread {a.server_workers}w", proc, base_url,
-                               f"http://127.0.0.1:{port}/v1/chat/completions", body,
+        rows.append(server_row("gthread", f"Reverie gateway, gunicorn gthread {a.server_workers}w", server.proc, base_url,
+                               f"{server.base}/v1/chat/completions", body,
                                {"Authorization": f"Bearer {token}", "X-Routing-Contract": "bench-chat@1"}, a,
                                settle_s=1.3))
     finally:
-        stop(proc)
+        server.stop()
     if not a.no_litellm_proxy:
         port = free_port()
         proc = None

@@ -32,14 +32,13 @@ import os
 import re
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
-from _setup import ROOT, django_on
+from _setup import Server, django_on, gunicorn_start
 
 DB_FILE = Path(tempfile.mkdtemp()) / "bench-stream.sqlite3"
 django_on(f"sqlite:///{DB_FILE}")
@@ -134,24 +133,12 @@ def main() -> None:
                          price_prompt_usd="0.0000001", price_completion_usd="0.0000002")
     contract_version_create(dict(CONTRACT))
     _, token = service_token_issue(f"bench-{uuid.uuid4().hex[:6]}")
-    port = free_port()
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{DB_FILE}", "OPENROUTER_BASE_URL": sim_url,
            "OPENROUTER_API_KEY": "sk-bench", "ROUTING_BREAKER_PREFIX": f"bench:breaker:{uuid.uuid4().hex}"}
-    web = subprocess.Popen(  # noqa: S603 - our interpreter, our arguments
-        [sys.executable, "-m", "gunicorn", "reverie_ops.wsgi", "-k", "gthread", "-w", "2", "--threads", "32",
-         "-b", f"127.0.0.1:{port}", "--log-level", "warning"], cwd=ROOT, env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    gateway_url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    web: Server | None = None
     try:
-        end = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(gateway_url, timeout=1)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > end or web.poll() is not None:
-                    raise RuntimeError("gunicorn did not start") from None
-                time.sleep(0.2)
+        web = gunicorn_start(env, workers=2, threads=32)
+        gateway_url = f"{web.base}/v1/chat/completions"
         client = httpx.Client(timeout=TIMEOUT, limits=httpx.Limits(max_connections=128, max_keepalive_connections=128))
         messages = [{"role": "user", "content": "Greet the traveller at the inn door."}]
         gw_headers = {"Authorization": f"Bearer {token}", "X-Routing-Contract": "bench-roleplay@1"}
@@ -171,7 +158,7 @@ def main() -> None:
         # threads keep once they exist (stacks, allocator arenas, pooled connections).
         phase(gateway, 50, 50)
         time.sleep(1.5)
-        pids = worker_pids(web.pid)
+        pids = worker_pids(web.proc.pid)
         idle_kib = rss_kib(pids)
         open_kib: list[int] = []
         results: dict[int, dict[str, list[float]]] = {}
@@ -196,9 +183,9 @@ def main() -> None:
         upstream_ttft = sorted(t for t in AttemptEvent.objects.filter(route="brook", status="accepted")
                                .values_list("ttft_ms", flat=True) if t is not None)
     finally:
-        web.terminate()
+        if web is not None:
+            web.stop()
         sim.terminate()
-        web.wait(timeout=10)
         sim.wait(timeout=10)
 
     print(f"Prefix-mode contract: hold {CONTRACT['stream_commit']['hold_chars']} chars or {HOLD_MS:g} ms; "

@@ -12,12 +12,10 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
-import subprocess
-import sys
 import time
 from datetime import timedelta
 
-from _setup import ROOT, django_on, fresh_postgres
+from _setup import django_on, fresh_postgres, gunicorn_start
 
 DB_URL = fresh_postgres("reverie_bench_api")
 django_on(DB_URL)
@@ -27,7 +25,6 @@ from django.utils import timezone  # noqa: E402
 
 from canary.services.quarantine import exclusion_add  # noqa: E402
 from core.tokens import service_token_issue  # noqa: E402
-from fake_openrouter.process import free_port  # noqa: E402
 
 MODEL = "meta-llama/llama-3.3-70b-instruct"
 CONCURRENCY = 32
@@ -67,21 +64,10 @@ def main() -> None:
     exclusion_add(MODEL, "reviewed", "dynamo", actor="bench", reason="runs its own content filter", now=now)
     exclusion_add(MODEL, "incident", "fjord/fp8", actor="bench", reason="429 storm", now=now, expires_at=now + timedelta(days=1))
     _, token = service_token_issue("bench")
-    port = free_port()
     env = {**os.environ, "DATABASE_URL": DB_URL, "DJANGO_ALLOWED_HOSTS": "127.0.0.1"}
-    server = subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "gunicorn", "reverie_ops.wsgi", "-b", f"127.0.0.1:{port}", "-w", "2", "-k", "gthread",
-         "--threads", "8", "--log-level", "warning"],
-        cwd=ROOT, env=env,
-    )
-    base = f"http://127.0.0.1:{port}"
+    server = gunicorn_start(env, workers=2, threads=8, ready_path="/api/v1/health", ready_status=200)
+    base = server.base
     try:
-        for _ in range(100):
-            try:
-                if httpx.get(f"{base}/api/v1/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
         auth = {"Authorization": f"Bearer {token}"}
         ignore = f"{base}/api/v1/routing/ignore?model={MODEL}"
         etag = httpx.get(ignore, headers=auth).headers["ETag"]
@@ -103,8 +89,7 @@ def main() -> None:
         print(f"ratio ignore 200 / trivial: {rps['ignore_200'] / rps['trivial']:.3f} (target >= 0.9)")
         print(f"ratio ignore 304 / trivial: {rps['ignore_304'] / rps['trivial']:.3f} (target >= 0.9)")
     finally:
-        server.terminate()
-        server.wait(10)
+        server.stop()
 
 
 if __name__ == "__main__":

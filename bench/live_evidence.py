@@ -40,7 +40,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from _setup import ROOT, django_on, fresh_postgres
+from _setup import ROOT, Server, django_on, fresh_postgres, gunicorn_start
 
 MODEL = "acme/roleplay-1"
 HOSTS = ["atlas", "harbor", "indigo", "kestrel", "orchid", "quill"]
@@ -123,20 +123,6 @@ class Traffic:
     def since(self, t: float) -> list[dict[str, Any]]:
         with self.lock:
             return [r for r in self.rows if r["t"] >= t]
-
-
-def wait_http(url: str, proc: subprocess.Popen[bytes], what: str) -> None:
-    import httpx
-
-    end = time.monotonic() + 60
-    while True:
-        try:
-            httpx.get(url, timeout=1)
-            return
-        except httpx.HTTPError:
-            if time.monotonic() > end or proc.poll() is not None:
-                raise RuntimeError(f"{what} did not start") from None
-            time.sleep(0.3)
 
 
 def suspended_tags() -> set[str]:
@@ -260,22 +246,17 @@ def main() -> None:  # noqa: PLR0915 - one bench, told top to bottom
     env = {**os.environ, **env_extra}
     procs: list[subprocess.Popen[bytes]] = []
     logs = Path(tempfile.mkdtemp())
+    web: Server | None = None
     try:
-        port = free_port()
-        web = subprocess.Popen(  # noqa: S603 - our interpreter, our arguments
-            [sys.executable, "-m", "gunicorn", "reverie_ops.wsgi", "-k", "gthread", "-w", "2", "--threads", "16",
-             "-b", f"127.0.0.1:{port}", "--log-level", "warning"], cwd=ROOT, env=env,
-            stdout=subprocess.DEVNULL, stderr=(logs / "web.log").open("wb"))
-        procs.append(web)
+        web = gunicorn_start(env, workers=2, threads=16, log=logs / "web.log", timeout_s=60)
         for name, cmd in (("worker", ["worker", "-P", "threads", "-c", "8", "-Q", "canary", "-l", "warning"]),
                           ("beat", ["beat", "-S", "celery.beat:PersistentScheduler", "-s",
                                     str(logs / "beat-schedule"), "-l", "warning"])):
             procs.append(subprocess.Popen(  # noqa: S603 - our interpreter, our arguments
                 [sys.executable, "-m", "celery", "-A", "reverie_ops", *cmd], cwd=ROOT, env=env,
                 stdout=subprocess.DEVNULL, stderr=(logs / f"{name}.log").open("wb")))
-        url = f"http://127.0.0.1:{port}/v1/chat/completions"
-        wait_http(url, web, "gunicorn")
-        print(f"web app at http://127.0.0.1:{port}/ (its staff pages show the live evidence while the bench runs)")
+        url = f"{web.base}/v1/chat/completions"
+        print(f"web app at {web.base}/ (its staff pages show the live evidence while the bench runs)")
         traffic = Traffic(url, {"Authorization": f"Bearer {token}", "X-Routing-Contract": "bench-live@1"}, args.rps)
         stop = threading.Event()
         demoted_log: list[tuple[float, frozenset[str]]] = []
@@ -342,6 +323,8 @@ def main() -> None:  # noqa: PLR0915 - one bench, told top to bottom
         counts = {a: Decision.objects.filter(action=a).count() for a in actions}
         print(f"confirmation rounds: {Round.objects.filter(trigger='confirmation').count()}; decisions: {counts}")
     finally:
+        if web is not None:
+            web.stop()
         for proc in procs:
             proc.terminate()
         for proc in procs:

@@ -43,7 +43,6 @@ import json
 import os
 import random
 import re
-import subprocess
 import sys
 import tempfile
 import threading
@@ -57,10 +56,9 @@ from pathlib import Path
 from typing import Any
 
 import ftfy.bad_codecs  # noqa: F401 - registers the sloppy-windows-* code pages
-import httpx
 import openai
 import redis
-from _setup import ROOT, django_on
+from _setup import ROOT, Server, django_on, gunicorn_start
 
 from fake_openrouter.process import free_port  # noqa: E402
 from tests.real_text_prefix import Text, texts  # noqa: E402
@@ -308,18 +306,6 @@ def _send(client: openai.OpenAI, case: Case, ntrex: dict[str, list[str]]) -> Non
         case.detail = str(exc)[:200]
 
 
-def _wait_ready(url: str, proc: subprocess.Popen, timeout_s: float = 90.0) -> None:
-    end = time.monotonic() + timeout_s
-    while True:
-        try:
-            httpx.get(url, timeout=1)
-            return
-        except httpx.HTTPError:
-            if time.monotonic() > end or proc.poll() is not None:
-                raise RuntimeError(f"gunicorn did not start; its log: {LOG}") from None
-            time.sleep(0.3)
-
-
 def report(cases: list[Case], examples: int, elapsed_s: float, args: argparse.Namespace) -> dict[str, Any]:
     """Print the tables; return the totals (``clean``, ``clean_blocked``, per defect kind
     ``[delivered, of]``)."""
@@ -409,16 +395,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                              model_class=shipped["model_classes"][0], price_prompt_usd="0.0000001",
                              price_completion_usd="0.0000002")
     _, token = service_token_issue(f"bench-{uuid.uuid4().hex[:6]}")
-    port = free_port()
     env = {**os.environ, "DATABASE_URL": db_url, "OPENROUTER_BASE_URL": stub_url, "OPENROUTER_API_KEY": "sk-bench",
            "ROUTING_BREAKER_PREFIX": f"bench:breaker:{uuid.uuid4().hex}"}
-    web = subprocess.Popen(  # noqa: S603 - our interpreter, our arguments
-        [sys.executable, "-m", "gunicorn", "reverie_ops.wsgi", "-k", "gthread", "-w", "2", "--threads", "8",
-         "-b", f"127.0.0.1:{port}", "--timeout", "120", "--log-level", "warning"], cwd=ROOT, env=env,
-        stdout=subprocess.DEVNULL, stderr=LOG.open("wb"))
+    web: Server | None = None
     try:
-        _wait_ready(f"http://127.0.0.1:{port}/v1/chat/completions", web)
-        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=token, max_retries=0,
+        web = gunicorn_start(env, workers=2, threads=8, args=["--timeout", "120"], log=LOG)
+        client = openai.OpenAI(base_url=f"{web.base}/v1", api_key=token, max_retries=0,
                                timeout=60.0)
         breakers = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
 
@@ -436,11 +418,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"the gateway's log: {LOG}", file=sys.stderr)
         raise
     finally:
-        web.terminate()
-        try:
-            web.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            web.kill()
+        if web is not None:
+            web.stop()
         server.shutdown()
     for c in cases:
         c.served = stub.served[c.number]

@@ -15,7 +15,14 @@ warm median, measured the same way.
 Memory per worker from ``/proc/<pid>/smaps_rollup`` after the requests: RSS, PSS
 (shared pages split among the processes that map them) and USS (private to the worker).
 Target: first within 50 ms of warm. Needs PostgreSQL and Redis on loopback (REDIS_URL).
-Usage: ``python bench/warm_start.py [--starts 3]``.
+
+``--baseline DIR``: another checkout of the project (``git worktree add DIR main``) whose
+server is started in turn with this one's, configuration by configuration, so a change
+and what it changes are measured in the same minutes of a shared machine.
+``--after-all-warm`` (a diagnosis, not the issue's figure): the first streams wait until
+every worker logged its warm-up, which tells the first request's own cost from the CPU a
+sibling worker still warming up takes from it.
+Usage: ``python bench/warm_start.py [--starts 5] [--baseline DIR] [--configs warm,preload]``.
 """
 
 from __future__ import annotations
@@ -23,17 +30,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
-from _setup import ROOT, django_on, fresh_postgres
+from _setup import ROOT, Server, django_on, fresh_postgres, gunicorn_start
 
-DB_URL = fresh_postgres("reverie_bench_warm_start")
+CONFIGS = {"cold": "cold (no warm-up)", "warm": "warm, per worker", "preload": "warm, preload_app"}
+parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+parser.add_argument("--starts", type=int, default=3, help="starts per configuration (and tree), interleaved")
+parser.add_argument("--baseline", type=Path, help="another checkout of the project, started in turn with this one")
+parser.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, of {', '.join(CONFIGS)}")
+parser.add_argument("--database", default="reverie_bench_warm_start", help="PostgreSQL database (dropped and created)")
+parser.add_argument("--after-all-warm", action="store_true",
+                    help="a diagnosis: send the first streams only once every worker logged its warm-up, so a sibling "
+                         "still warming up does not compete with them (the issue's figure is without it)")
+ARGS = parser.parse_args()
+DB_URL = fresh_postgres(ARGS.database)
 django_on(DB_URL)
 
 import httpx  # noqa: E402
@@ -50,9 +68,9 @@ FLEET = {"seed": 1, "models": [{"id": MODEL, "context_length": 131072, "endpoint
 WORKERS = 2
 WARM = 12
 STARTS = {
-    "cold (no warm-up)": {"REVERIE_WARM_START": "0", "REVERIE_PRELOAD_APP": "0"},
-    "warm, per worker": {"REVERIE_WARM_START": "1", "REVERIE_PRELOAD_APP": "0"},
-    "warm, preload_app": {"REVERIE_WARM_START": "1", "REVERIE_PRELOAD_APP": "1"},
+    "cold": {"REVERIE_WARM_START": "0", "REVERIE_PRELOAD_APP": "0"},
+    "warm": {"REVERIE_WARM_START": "1", "REVERIE_PRELOAD_APP": "0"},
+    "preload": {"REVERIE_WARM_START": "1", "REVERIE_PRELOAD_APP": "1"},
 }
 BODY = json.dumps({"messages": [{"role": "user", "content": "Greet the traveller at the inn."}], "max_tokens": 120, "stream": True})
 
@@ -88,47 +106,81 @@ def memory_mib(pid: int) -> dict[str, float]:
     return {"rss": fields["Rss"], "pss": fields["Pss"], "uss": fields["Private_Clean"] + fields["Private_Dirty"]}
 
 
-def one_start(env: dict[str, str], token: str, log_dir: Path) -> dict[str, object]:
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    log = open(log_dir / f"gunicorn-{port}.log", "w")  # noqa: SIM115 - closed below
-    server = subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "gunicorn", "-c", "observability/gunicorn_conf.py", "reverie_ops.wsgi", "-b", f"127.0.0.1:{port}",
-         "-w", str(WORKERS), "--worker-class", "gthread", "--threads", "8", "--timeout", "120",
-         "--control-socket", str(log_dir / f"gunicorn-{port}.ctl")],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+@dataclass
+class Start:
+    """One start's figures: seconds until ready; each worker's first stream and the
+    median and p90 of the warm pairs (ms to first content); each worker's memory (MiB)."""
+
+    ready_s: float
+    first: list[float]
+    warm: float
+    warm_p90: float
+    memory: list[dict[str, float]]
+
+    @property
+    def gap(self) -> float:
+        """The slower first stream minus the warm median (ms)."""
+        return max(self.first) - self.warm
+
+
+def all_warm(server: Server, workers: int, timeout_s: float = 120.0) -> None:
+    """Wait until ``workers`` processes logged their gateway's warm-up (``warm: pid=N ...
+    gateway=...ms``, ``routing.warm``); RuntimeError after ``timeout_s``."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        pids = {m.group(1) for m in re.finditer(r"warm: pid=(\d+) .*gateway=", server.tail(10**6))}
+        if len(pids) >= workers:
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"not every worker warmed up in {timeout_s:.0f} s: {server.tail()}")
+
+
+def one_start(root: Path, env: dict[str, str], token: str, log_dir: Path) -> Start:
+    """One start of ``root``'s web app in ``env``: the first streams, the warm pairs, the
+    memory of each worker."""
+    started = time.perf_counter()
+    server: Server = gunicorn_start(
+        env, workers=WORKERS, threads=8, root=root, log=log_dir / f"gunicorn-{time.monotonic_ns()}.log",
+        args=["-c", "observability/gunicorn_conf.py", "--timeout", "120", "--log-level", "info"],
+        ready_path="/api/v1/health", ready_status=200, timeout_s=120)
     try:
-        started = time.perf_counter()
-        while True:
-            try:
-                if httpx.get(base + "/api/v1/health", timeout=30).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.05)
-            if time.perf_counter() - started > 120:
-                raise RuntimeError("gunicorn did not become ready in 120 s")
         ready_s = time.perf_counter() - started
+        if ARGS.after_all_warm:
+            all_warm(server, WORKERS)
         with ThreadPoolExecutor(WORKERS) as pool:
-            first = list(pool.map(lambda _: first_content_ms(base, token), range(WORKERS)))
+            first = list(pool.map(lambda _: first_content_ms(server.base, token), range(WORKERS)))
         # Warm streams measured as the first ones were, two at once (the slower one), so
         # both figures carry the same contention.
         warm = []
         for _ in range(WARM):
             with ThreadPoolExecutor(WORKERS) as pool:
-                warm.append(max(pool.map(lambda _: first_content_ms(base, token), range(WORKERS))))
-        memory = [memory_mib(pid) for pid in workers_of(server.pid)]
-        return {"ready_s": ready_s, "first": first, "warm": statistics.median(warm),
-                "warm_p90": statistics.quantiles(warm, n=10)[8], "memory": memory}
+                warm.append(max(pool.map(lambda _: first_content_ms(server.base, token), range(WORKERS))))
+        memory = [memory_mib(pid) for pid in workers_of(server.proc.pid)]
+        return Start(ready_s, first, statistics.median(warm), statistics.quantiles(warm, n=10)[8], memory)
     finally:
-        server.terminate()
-        server.wait(30)
-        log.close()
+        server.stop()
+
+
+def summary(name: str, runs: list[Start]) -> None:
+    mem = [m for r in runs for m in r.memory]
+    print(f"  {name:<30} ready {statistics.median(r.ready_s for r in runs):5.1f} s   "
+          f"first {statistics.median(max(r.first) for r in runs):7.0f}   warm {statistics.median(r.warm for r in runs):5.0f}   "
+          f"first - warm {statistics.median(r.gap for r in runs):6.0f} (runs: {', '.join(f'{r.gap:.0f}' for r in runs)}; "
+          f"warm pairs' own p90 - median: {statistics.median(r.warm_p90 - r.warm for r in runs):.0f})")
+    print(f"  {'':<30} per worker: RSS {statistics.median(m['rss'] for m in mem):5.0f} MiB   "
+          f"PSS {statistics.median(m['pss'] for m in mem):5.0f} MiB   USS {statistics.median(m['uss'] for m in mem):5.0f} MiB")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--starts", type=int, default=3, help="starts per configuration, interleaved")
-    args = parser.parse_args()
+    configs = [c.strip() for c in ARGS.configs.split(",") if c.strip()]
+    unknown = [c for c in configs if c not in CONFIGS]
+    if unknown:
+        raise SystemExit(f"--configs: unknown {unknown}; choose among {', '.join(CONFIGS)}")
+    trees = {"this": ROOT}
+    if ARGS.baseline is not None:
+        if not (ARGS.baseline / "reverie_ops" / "wsgi.py").exists():
+            raise SystemExit(f"--baseline: {ARGS.baseline} is not a checkout of this project (no reverie_ops/wsgi.py)")
+        trees = {"baseline": ARGS.baseline.resolve(), "this": ROOT}
     log_dir = Path(tempfile.mkdtemp())
     fleet = log_dir / "fleet.json"
     fleet.write_text(json.dumps(FLEET))
@@ -141,26 +193,21 @@ def main() -> None:
     _, token = service_token_issue("bench")
     base_env = {**os.environ, "DATABASE_URL": DB_URL, "OPENROUTER_BASE_URL": f"http://127.0.0.1:{sim_port}/api/v1",
                 "OPENROUTER_API_KEY": "sk-or-v1-bench", "LOG_LEVEL": "INFO"}
-    results: dict[str, list[dict[str, object]]] = {name: [] for name in STARTS}
+    results: dict[tuple[str, str], list[Start]] = {(t, c): [] for c in configs for t in trees}
     try:
-        for _ in range(args.starts):
-            for name, extra in STARTS.items():
-                results[name].append(one_start({**base_env, **extra}, token, log_dir))
+        for start in range(ARGS.starts):
+            for config in configs:
+                for tree, root in trees.items():
+                    run = one_start(root, {**base_env, **STARTS[config]}, token, log_dir)
+                    results[(tree, config)].append(run)
+                    print(f"start {start + 1}, {tree:<8} {CONFIGS[config]:<18} first - warm {run.gap:6.0f} ms",
+                          file=sys.stderr, flush=True)
     finally:
         sim.terminate()
-    print(f"{WORKERS} gthread workers, {args.starts} starts each (interleaved); time to first content, ms "
+    print(f"{WORKERS} gthread workers, {ARGS.starts} starts each (interleaved); time to first content, ms "
           f"(first = slower of the first {WORKERS} streams after ready, warm = median of {WARM} such pairs after them)")
-    for name, runs in results.items():
-        firsts = [max(r["first"]) for r in runs]  # type: ignore[arg-type]
-        warms = [r["warm"] for r in runs]
-        gaps = [f - w for f, w in zip(firsts, warms, strict=True)]  # type: ignore[operator]
-        mem = [m for r in runs for m in r["memory"]]  # type: ignore[attr-defined]
-        print(f"  {name:<20} ready {statistics.median(r['ready_s'] for r in runs):5.1f} s   "  # type: ignore[misc]
-              f"first {statistics.median(firsts):7.0f}   warm {statistics.median(warms):5.0f}   "  # type: ignore[type-var]
-              f"first - warm {statistics.median(gaps):6.0f} (runs: {', '.join(f'{g:.0f}' for g in gaps)}; "
-              f"warm pairs' own p90 - median: {statistics.median(r['warm_p90'] - r['warm'] for r in runs):.0f})")  # type: ignore[operator]
-        print(f"  {'':<20} per worker: RSS {statistics.median(m['rss'] for m in mem):5.0f} MiB   "
-              f"PSS {statistics.median(m['pss'] for m in mem):5.0f} MiB   USS {statistics.median(m['uss'] for m in mem):5.0f} MiB")
+    for (tree, config), runs in results.items():
+        summary(CONFIGS[config] if len(trees) == 1 else f"{tree}: {CONFIGS[config]}", runs)
     print(f"logs: {log_dir}")
 
 

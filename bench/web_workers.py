@@ -13,14 +13,12 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from _setup import ROOT, django_on, fresh_postgres
+from _setup import Server, django_on, fresh_postgres, gunicorn_start
 
 DB_URL = fresh_postgres("reverie_bench_workers")
 django_on(DB_URL)
@@ -39,9 +37,11 @@ FLEET = {"seed": 1, "models": [{"id": MODEL, "context_length": 131072, "endpoint
 CLIENTS = 50
 REQUESTS = 200
 ROUNDS = 2
-SERVERS = {
-    "sync (3 workers)": ["-w", "3"],
-    "gthread (3 x 32 threads)": ["-w", "3", "--worker-class", "gthread", "--threads", "32"],
+# 3 workers each: (threads, extra gunicorn flags). The last -k wins over gunicorn_start's
+# own; sync with one thread (gunicorn runs gthread whenever threads > 1).
+SERVERS: dict[str, tuple[int, list[str]]] = {
+    "sync (3 workers)": (1, ["-k", "sync"]),
+    "gthread (3 x 32 threads)": (32, []),
 }
 
 
@@ -76,22 +76,14 @@ def main() -> None:
     _, token = service_token_issue("bench")
     env = {**os.environ, "DATABASE_URL": DB_URL, "OPENROUTER_BASE_URL": f"http://127.0.0.1:{sim_port}/api/v1",
            "OPENROUTER_API_KEY": "sk-or-v1-bench", "DATABASE_POOL_MAX_SIZE": "32"}
-    servers, bases = [], {}
+    servers: list[Server] = []
+    bases = {}
     try:
-        for name, args in SERVERS.items():
-            port = free_port()
-            servers.append(subprocess.Popen(  # noqa: S603
-                [sys.executable, "-m", "gunicorn", "reverie_ops.wsgi", "-b", f"127.0.0.1:{port}", "--timeout", "120",
-                 "--log-level", "warning", "--control-socket", str(fleet.parent / f"gunicorn-{port}.ctl"), *args],
-                cwd=ROOT, env=env))
-            bases[name] = f"http://127.0.0.1:{port}"
+        for name, (threads, args) in SERVERS.items():
+            servers.append(gunicorn_start(env, workers=3, threads=threads, args=["--timeout", "120", *args],
+                                          ready_path="/api/v1/health"))
+            bases[name] = servers[-1].base
         for base in bases.values():
-            for _ in range(200):
-                try:
-                    httpx.get(base + "/api/v1/health", timeout=1)
-                    break
-                except httpx.HTTPError:
-                    time.sleep(0.1)
             load(base, token)  # warm-up: connections, caches
         results: dict[str, list[tuple[float, list[float]]]] = {name: [] for name in bases}
         for _ in range(ROUNDS):
@@ -107,8 +99,7 @@ def main() -> None:
         print(f"ratio gthread / sync: {threaded / sync:.2f}")
     finally:
         for server in servers:
-            server.terminate()
-            server.wait(10)
+            server.stop()
         sim.terminate()
 
 

@@ -41,7 +41,7 @@ from openrouter.transport import (
     read_capped,
     silence_label,
 )
-from openrouter.watched import WatchedTransport, sending
+from openrouter.watched import WatchedTransport, sending, shared_ssl_context
 from routing.answer_text import answer_text_checked
 from routing.deadline import AttemptTimes
 from routing.failures import Signal
@@ -125,7 +125,7 @@ class Upstream:
         self.max_line_bytes = max_line_bytes
         self._clock = clock
         self._watchdog = watchdog or Watchdog(clock)
-        ssl_context = httpx.create_ssl_context()  # one per process: building one costs ~20 ms of CPU
+        ssl_context = shared_ssl_context()  # one per process: building one costs 20-40 ms of CPU
         self._transport = EgressTransport(
             lambda proxy: WatchedTransport(proxy=proxy, max_connections=max_connections, ssl_context=ssl_context),
             proxy_rule if proxy_rule is not None else ProxyRule.from_environment(),
@@ -141,6 +141,11 @@ class Upstream:
 
     def close(self) -> None:
         self._transport.close()
+
+    def warm(self) -> None:
+        """Start the attempts' watchdog thread before the process accepts work (never a
+        request upstream). Call it in the process that serves, not before a fork."""
+        self._watchdog.start()
 
     def url_for(self, route: RouteProfile) -> str:
         return (route.base_url or self.default_base_url).rstrip("/") + "/chat/completions"

@@ -94,16 +94,21 @@ def gateway_get() -> Gateway:
 
 def gateway_warm() -> None:
     """Build the process's gateway and fill what its first request would otherwise read
-    on its own path: a Redis connection and the breakers' scripts, the enabled routes,
+    on its own path: the upstream's watchdog thread, a Redis connection and the breakers'
+    scripts, the live scorecard's Redis connection, the enabled routes,
     the canary's ignore list of each routed model, the contracts already in use (parsed,
     validators compiled), the database pool (its ``min_size`` connections). Called before a server process
     accepts work (``routing.warm``), never before a fork. Raises what the database
     or Redis raise (the caller logs it and starts cold)."""
     gateway = gateway_get()
+    gateway.upstream.warm()
     if gateway.breakers is not None:
         gateway.breakers.warm()
     for model_id in sorted({r.model_id for r in route_profiles()}):
         ignored_get(model_id)
+        # The live scorecard's own Redis client: its connection (and redis-py's package
+        # metadata read, once per connection) would otherwise be the first request's.
+        demoted_get(model_id)
     # Contracts already in use are parsed now (their validators compiled); one never used
     # stays for its first request, which marks it in use.
     for name, version in ContractVersion.objects.filter(first_used_at__isnull=False).values_list("name", "version"):

@@ -29,7 +29,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,11 +38,14 @@ from urllib.parse import urlsplit
 import httpx
 import psycopg
 import yaml
+from django.conf import settings
 
 from fake_openrouter.process import free_port
 from tests.deploy.compose import ROOT, compose, process_environment
 
 NGINX = Path("/usr/sbin/nginx")
+# The staging profile's fleet for the simulator (a fleet file is its configuration).
+FLEET = ROOT / "tests" / "fixtures" / "fleets" / "compose-stack.json"
 PROMETHEUS = Path("/usr/bin/prometheus")
 NGINX_CONF = ROOT / "deploy" / "nginx" / "nginx.conf"
 PROMETHEUS_YML = ROOT / "deploy" / "observability" / "prometheus.yml"
@@ -177,6 +181,36 @@ class Stack:
             self.sql("UPDATE routing_route SET enabled = true, health = 1, latency_ms = %s WHERE provider_tag = %s", rank, tag)
         time.sleep(6)
 
+    def start_base(self, fleet: Path = FLEET) -> None:
+        """What every staging stack starts first, in ``depends_on`` order: ``redis``
+        (healthy), the ``migrate`` one-shot (exit 0), the staging simulator on
+        ``fleet``."""
+        self.start_redis()
+        self.wait_healthy("redis")
+        migrate = self.run("migrate")
+        assert migrate.returncode == 0, migrate.stderr[-3000:]
+        argv = self.argv("simulator")
+        argv[argv.index("--fleet") + 1] = str(fleet)
+        self.start("simulator", argv)
+
+    def wait_answers(self, url: str, label: str, timeout_s: float = 120.0, **kw: Any) -> httpx.Response:
+        """``GET url`` (``kw``: httpx's, e.g. ``headers``) until it answers 200, while
+        the process ``label`` runs; returns that response. AssertionError with the
+        process's log when it exits or ``timeout_s`` passes (a replica with no health
+        check of its own in the compose file)."""
+
+        def answered() -> httpx.Response | None:
+            proc = self.procs.get(label)
+            if proc is not None and proc.poll() is not None:
+                raise AssertionError(f"{label} exited ({proc.returncode}): {self.tail(label)}")
+            try:
+                response = httpx.get(url, timeout=10, **kw)
+            except httpx.HTTPError:
+                return None
+            return response if response.status_code == 200 else None
+
+        return wait_for(answered, timeout_s, f"{url} ({label}) to answer 200: {self.tail(label, 500)}")
+
     def start_redis(self) -> None:
         """``redis``'s command (append-only file on) on its loopback port, its data here."""
         argv = shlex.split(compose()["services"]["redis"]["command"])
@@ -306,6 +340,28 @@ class Stack:
         with psycopg.connect(url, autocommit=True) as conn:
             cur = conn.execute(query, params)
             return cur.fetchall() if cur.description else []
+
+
+def maintenance_url() -> str:
+    """The test database server's maintenance database (``postgres``), from the test
+    settings: every stack creates its own database there."""
+    db = settings.DATABASES["default"]
+    return f"postgres://{db.get('USER') or 'postgres'}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/postgres"
+
+
+@contextmanager
+def staging_stack(tmp: Path, name: str, **extra_env: str) -> Iterator[Stack]:
+    """A ``Stack`` in the staging profile (the simulator stands in for OpenRouter, as
+    ``.env`` sets it) with ``extra_env`` on top; closed (its processes stopped, its
+    database dropped) when the block ends."""
+    stack = Stack(tmp, maintenance_url(), name=name)
+    stack.extra_env["OPENROUTER_BASE_URL"] = "http://simulator:8765/api/v1"
+    stack.extra_env["OPENROUTER_API_KEY"] = "sk-or-v1-staging"
+    stack.extra_env.update(extra_env)
+    try:
+        yield stack
+    finally:
+        stack.close()
 
 
 def wait_for(check: Callable[[], Any], timeout_s: float, what: str, every_s: float = 0.5) -> Any:

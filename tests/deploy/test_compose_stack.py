@@ -18,10 +18,15 @@ import httpx
 import pytest
 
 from tests.deploy.compose import ROOT
-from tests.deploy.stack import Stack, dashboard_metric_names, prometheus_targets, wait_for
+from tests.deploy.stack import (
+    Stack,
+    dashboard_metric_names,
+    prometheus_targets,
+    staging_stack,
+    wait_for,
+)
 
 DASHBOARD = ROOT / "deploy" / "observability" / "grafana" / "dashboards" / "reverie-ops.json"
-FLEET = ROOT / "tests" / "fixtures" / "fleets" / "compose-stack.json"
 MODEL = "meta-llama/llama-3.3-70b-instruct"  # CANARY_MODEL in .env.example
 BROWSER_HOST = "localhost:8000"  # what a browser on the host sends to the published port
 # Gateway traffic per shipped contract that the default fleet's model can serve.
@@ -32,36 +37,16 @@ BOOKING_TOOLS = [{"type": "function", "function": {"name": name, "parameters": s
     if c["name"] == "booking-agent")["tools"].items()]
 
 
-def maintenance_url() -> str:
-    from django.conf import settings
-
-    db = settings.DATABASES["default"]
-    return f"postgres://{db.get('USER') or 'postgres'}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/postgres"
-
-
 @pytest.fixture
 def stack(tmp_path: Path) -> Iterator[Stack]:
-    s = Stack(tmp_path, maintenance_url(), name="compose")
-    # The staging profile: the simulator stands in for OpenRouter (set in .env).
-    s.extra_env["OPENROUTER_BASE_URL"] = "http://simulator:8765/api/v1"
-    s.extra_env["OPENROUTER_API_KEY"] = "sk-or-v1-staging"
-    try:
+    with staging_stack(tmp_path, "compose") as s:
         yield s
-    finally:
-        s.close()
 
 
 def _up(stack: Stack) -> None:
     """`docker compose --profile staging up`, in depends_on order, each dependency
     healthy (or completed) before its dependents start."""
-    stack.start_redis()
-    stack.wait_healthy("redis")
-    migrate = stack.run("migrate")
-    assert migrate.returncode == 0, migrate.stderr[-3000:]
-    # The staging simulator with a fleet of this test's (a fleet file is its configuration).
-    argv = stack.argv("simulator")
-    argv[argv.index("--fleet") + 1] = str(FLEET)
-    stack.start("simulator", argv)
+    stack.start_base()
     stack.start("web")
     stack.start("worker")
     stack.start("beat")

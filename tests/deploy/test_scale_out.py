@@ -20,23 +20,17 @@ import pytest
 import redis
 
 from tests.deploy.compose import ROOT
-from tests.deploy.stack import Stack, wait_for
-from tests.deploy.test_compose_stack import BROWSER_HOST, FLEET, MESSAGES, MODEL, maintenance_url
+from tests.deploy.stack import Stack, staging_stack, wait_for
+from tests.deploy.test_compose_stack import BROWSER_HOST, MESSAGES, MODEL
 
 CONSECUTIVE_TO_OPEN = 5  # routing.breaker.BreakerConfig.consecutive
 
 
 @pytest.fixture
 def stack(tmp_path: Path) -> Iterator[Stack]:
-    s = Stack(tmp_path, maintenance_url(), name="scale")
-    s.extra_env["OPENROUTER_BASE_URL"] = "http://simulator:8765/api/v1"
-    s.extra_env["OPENROUTER_API_KEY"] = "sk-or-v1-staging"
     # One endpoint per probe task, so a six-endpoint round is six tasks to share.
-    s.extra_env["CANARY_ENDPOINTS_PER_TASK"] = "1"
-    try:
+    with staging_stack(tmp_path, "scale", CANARY_ENDPOINTS_PER_TASK="1") as s:
         yield s
-    finally:
-        s.close()
 
 
 def _second(stack: Stack, service: str, port: int | None = None, name: str | None = None) -> None:
@@ -64,18 +58,14 @@ def _chat(base: str, token: str) -> httpx.Response:
 def test_two_web_processes_share_breakers_and_two_workers_split_a_round(stack: Stack):
     from fake_openrouter.process import free_port
 
-    stack.start_redis()
-    stack.wait_healthy("redis")
-    assert stack.run("migrate").returncode == 0
-    argv = stack.argv("simulator")
-    argv[argv.index("--fleet") + 1] = str(FLEET)
-    stack.start("simulator", argv)
+    stack.start_base()
     stack.start("web")
     web2 = free_port()
     _second(stack, "web", port=web2)
     stack.start("worker")
     _second(stack, "worker", name="worker-2@%h")
     stack.wait_healthy("web")
+    stack.wait_answers(f"http://127.0.0.1:{web2}/api/v1/health", "web-2", headers={"Host": "localhost"})
     stack.wait_log("worker", "ready.")
     stack.wait_log("worker-2", "ready.")
 

@@ -26,11 +26,10 @@ import httpx
 import orjson
 import pytest
 
-from tests.deploy.compose import ROOT, compose
-from tests.deploy.stack import Stack
-from tests.deploy.test_compose_stack import BROWSER_HOST, MESSAGES, MODEL, maintenance_url
+from tests.deploy.compose import compose
+from tests.deploy.stack import Stack, staging_stack
+from tests.deploy.test_compose_stack import BROWSER_HOST, MESSAGES, MODEL
 
-FLEET = ROOT / "tests" / "fixtures" / "fleets" / "compose-stack.json"
 HEADER_SOCKETS = 300  # three times gunicorn's 3 x 32 threads
 SLOW_BODIES = 150  # from one address: past the proxy's 128 per client
 PER_CLIENT_LIMIT = 128  # limit_conn per_client in deploy/nginx/nginx.conf
@@ -154,25 +153,15 @@ def probe(url: str, *, host: str, timeout_s: float, **kw: object) -> tuple[int |
 
 @pytest.fixture
 def stack(tmp_path: Path) -> Iterator[Stack]:
-    s = Stack(tmp_path, maintenance_url(), name="slow")
-    s.extra_env["OPENROUTER_BASE_URL"] = "http://simulator:8765/api/v1"
-    s.extra_env["OPENROUTER_API_KEY"] = "sk-or-v1-staging"
-    try:
+    with staging_stack(tmp_path, "slow") as s:
         yield s
-    finally:
-        s.close()
 
 
 def _up(stack: Stack) -> dict[str, object]:
     """redis, migrate, the staging simulator, web and the proxy; routes as the README
     says (a round discovers the endpoints, routes_sync makes routes). Returns the keyword
     arguments of a gateway call for ``probe``."""
-    stack.start_redis()
-    stack.wait_healthy("redis")
-    assert stack.run("migrate").returncode == 0
-    argv = stack.argv("simulator")
-    argv[argv.index("--fleet") + 1] = str(FLEET)
-    stack.start("simulator", argv)
+    stack.start_base()
     stack.start("web")
     stack.wait_healthy("web")
     stack.start_proxy()
