@@ -224,3 +224,13 @@ def test_the_image_keeps_the_checkout_clutter_out_and_runs_as_a_user():
     users = [line.split()[1] for line in lines if line.startswith("USER ")]
     assert users and users[-1] not in ("root", "0"), "the image runs as root"
     assert any(line.startswith("RUN ") and "collectstatic" in line for line in lines)
+
+
+def test_the_image_compiles_every_package_of_the_app_at_build():
+    # The processes cannot write bytecode (PYTHONDONTWRITEBYTECODE, a root-owned /app):
+    # a package left out is compiled from source at every start, on the first request.
+    compile_line = next(line for line in DOCKERFILE.read_text().splitlines() if "compileall" in line)
+    compiled = set(shlex.split(compile_line)[1:])
+    packages = {d.name for d in ROOT.iterdir() if (d / "__init__.py").is_file() and d.name not in ("tests", "bench")}
+    assert packages and packages <= compiled, f"not compiled at build: {sorted(packages - compiled)}"
+    assert "manage.py" in compiled
