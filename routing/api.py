@@ -91,10 +91,12 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
         return _render(error_reply(400, ErrorCode.INVALID_CONTRACT_HEADER, str(exc)), stream=False)
     if request.content_type != "application/json":
         # Only JSON is read as JSON: a form or a text body was parsed as JSON before.
-        sent = request.headers.get("Content-Type") or "none"
+        sent = request.headers.get("Content-Type")
+        # Django reads a missing Content-Type as text/plain: say it is missing instead.
+        said = f"not {shown(sent, 100)!r}" if sent else "and the Content-Type header is missing"
         response = _render(error_reply(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-                                       f"the body must be JSON sent as Content-Type: application/json, not {shown(sent, 100)!r}"),
-                           stream=False)
+                                       f"the body must be JSON sent as Content-Type: application/json, {said}",
+                                       header="Content-Type"), stream=False)
         response["Accept-Post"] = "application/json"
         return response
     try:
@@ -125,7 +127,8 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
         try:
             language = language_of_tag(language)
         except ValueError as exc:
-            return _render(error_reply(400, ErrorCode.INVALID_EXPECTED_LANGUAGE, f"{HEADER_LANGUAGE}: {exc}"), stream=False)
+            return _render(error_reply(400, ErrorCode.INVALID_EXPECTED_LANGUAGE, f"{HEADER_LANGUAGE}: {exc}",
+                                       header=HEADER_LANGUAGE), stream=False)
     reply = chat_completion_create(name, version, body, operation_id=key, language=language,
                                   caller=caller)
     return _render(reply, stream=body.get("stream") is True)
