@@ -92,8 +92,11 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
     if request.content_type != "application/json":
         # Only JSON is read as JSON: a form or a text body was parsed as JSON before.
         sent = request.headers.get("Content-Type")
-        # Django reads a missing Content-Type as text/plain: say it is missing instead.
-        said = f"not {shown(sent, 100)!r}" if sent else "and the Content-Type header is missing"
+        # A missing header is said missing; a WSGI server built on wsgiref (runserver)
+        # reports a missing one as a bare text/plain, so that one says it may be missing.
+        said = ("and the Content-Type header is missing" if not sent
+                else "not 'text/plain' (or the Content-Type header is missing: this server reports that as text/plain)"
+                if sent == "text/plain" else f"not {shown(sent, 100)!r}")
         response = _render(error_reply(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE,
                                        f"the body must be JSON sent as Content-Type: application/json, {said}",
                                        header="Content-Type"), stream=False)

@@ -176,3 +176,13 @@ def test_the_breakers_endpoint_answers_in_the_api_error_shape_and_is_documented(
     assert down.status_code == 503
     jsonschema.validate(down.json(), doc["components"]["schemas"]["Error"])
     assert down.json()["error"]["code"] == 503 and "redis is away" in down.json()["error"]["message"]
+
+
+def test_a_gateway_body_sent_without_content_type_is_told_the_header_may_be_missing(live_server, token):
+    # Found by a new user's trial: told "not 'text/plain'" for a header it never sent (the
+    # wsgiref-based server reports a missing Content-Type as text/plain).
+    r = httpx.post(f"{live_server.url}/v1/chat/completions", content=b'{"messages": []}',
+                   headers={"Authorization": f"Bearer {token}", "X-Routing-Contract": "chat@1"})
+    assert r.status_code == 415
+    assert "the Content-Type header is missing" in r.json()["error"]["message"]
+    assert r.json()["error"]["header"] == "Content-Type"
