@@ -6,6 +6,7 @@ Thin views: parse input, call one selector, render. One error shape everywhere:
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from typing import Any
@@ -52,6 +53,12 @@ def api_get(view: Any) -> Any:
 def _guard(request: HttpRequest) -> tuple[str | None, JsonResponse | None]:
     if not service_token_verify(request.headers.get("Authorization")):
         return None, api_error(401, "a valid service token is required: Authorization: Bearer <token>")
+    unknown = sorted(k for k in request.GET if k != "model")
+    if unknown:
+        # A misspelt parameter (?modle=) was answered "'model' is required", hiding the typo.
+        near = difflib.get_close_matches(unknown[0], ["model"], n=1, cutoff=0.6)
+        hint = " (did you mean 'model'?)" if near else ""
+        return None, api_error(400, f"unknown query parameter {unknown[0]!r}{hint}; the only parameter is 'model'")
     if len(request.GET.getlist("model")) > 1:
         # One list per request: the last of several would be a silent choice.
         return None, api_error(400, "query parameter 'model' is given more than once; ask for one model per request")
@@ -136,7 +143,7 @@ _ERROR = {
 _MODEL_PARAM = {"name": "model", "in": "query", "required": True, "schema": {"type": "string"}, "example": "meta-llama/llama-3.3-70b-instruct"}
 _COMMON = {
     "304": {"description": "Not modified (If-None-Match matched the ETag)"},
-    "400": {"description": "Missing model", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+    "400": {"description": "Missing model, or an unknown query parameter", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
     "401": {"description": "Missing or invalid service token", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
 }
 OPENAPI: dict[str, Any] = {
@@ -176,6 +183,28 @@ OPENAPI: dict[str, Any] = {
                 "summary": "Ready-to-merge OpenRouter provider object ({ignore: [...]})",
                 "parameters": [_MODEL_PARAM],
                 "responses": {"200": {"description": "The provider object"}, **_COMMON},
+            }
+        },
+        "/api/v1/routing/breakers": {
+            "get": {
+                "summary": "Every route's circuit breakers: state, reason, since, until, recent failures with operation ids",
+                "responses": {
+                    "200": {"description": "The breakers, by route", "content": {"application/json": {"schema": {"type": "object"}}}},
+                    "401": _COMMON["401"],
+                    "503": {"description": "The breaker store (Redis) cannot be read",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+                },
+            }
+        },
+        "/api/v1/health": {
+            "get": {
+                "summary": "Whether the database, Redis and the broker answer (no token needed)",
+                "security": [],
+                "responses": {
+                    "200": {"description": "All answer: {status: ok, checks}", "content": {"application/json": {"schema": {"type": "object"}}}},
+                    "503": {"description": "One or more are down: {status: down, down, checks, error} with Retry-After",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+                },
             }
         },
         "/v1/chat/completions": {
@@ -245,6 +274,8 @@ OPENAPI["components"]["schemas"]["GatewayError"] = {
                 "contract": {"type": ["string", "null"]},
                 "attempts": {"type": "array", "items": {"type": "object"}, "description": "one entry per attempt: route, status, failure class, latency ms, validation"},
                 "rejected_routes": {"type": ["object", "array", "null"]},
+                "field": {"type": "string", "description": "the body field a 400 refuses (messages[2].content)"},
+                "header": {"type": "string", "description": "the request header an error is about (Idempotency-Key)"},
             },
         }
     },

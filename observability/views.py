@@ -15,6 +15,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from canary.api import api_error, api_get
 from core.tokens import service_token_verify
 from observability.breakers import breaker_json
 from observability.registry import web_exposition
@@ -39,18 +40,18 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     return HttpResponse(web_exposition(), content_type=CONTENT_TYPE_LATEST)
 
 
-@csrf_exempt
-@require_GET
+@api_get
 def breakers_view(request: HttpRequest) -> HttpResponse:
     """``GET /api/v1/routing/breakers``: every route's circuit breakers for on-call tools
     (``observability.breakers.breaker_json``: state, reason, since, until, the last
-    failures with their operation ids, seconds held open). A service token is required
-    (401 without); 503 with ``{"error"}`` when Redis cannot be read."""
+    failures with their operation ids, seconds held open). Errors in the internal API's
+    shape (``canary.api.api_error``: ``{"error": {"code", "message"}}``): 401 without a
+    service token, 405 for a method but GET/HEAD, 503 when Redis cannot be read."""
     if not service_token_verify(request.headers.get("Authorization")):
-        return JsonResponse({"error": "a valid service token is required: Authorization: Bearer <token>"}, status=401)
+        return api_error(401, "a valid service token is required: Authorization: Bearer <token>")
     routes = list(Route.objects.order_by("name").values_list("name", flat=True))
     try:
         body = breaker_json(breaker_store(), routes, int(time.time() * 1000))
     except Exception as exc:  # noqa: BLE001 - on-call tools get an answer without Redis
-        return JsonResponse({"error": f"breaker store unavailable ({type(exc).__name__}: {exc})"}, status=503)
+        return api_error(503, f"breaker store unavailable ({type(exc).__name__}: {exc})")
     return JsonResponse(body)

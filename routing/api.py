@@ -91,10 +91,15 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
         return _render(error_reply(400, ErrorCode.INVALID_CONTRACT_HEADER, str(exc)), stream=False)
     if request.content_type != "application/json":
         # Only JSON is read as JSON: a form or a text body was parsed as JSON before.
-        sent = request.headers.get("Content-Type") or "none"
+        sent = request.headers.get("Content-Type")
+        # A missing header is said missing; a WSGI server built on wsgiref (runserver)
+        # reports a missing one as a bare text/plain, so that one says it may be missing.
+        said = ("and the Content-Type header is missing" if not sent
+                else "not 'text/plain' (or the Content-Type header is missing: this server reports that as text/plain)"
+                if sent == "text/plain" else f"not {shown(sent, 100)!r}")
         response = _render(error_reply(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-                                       f"the body must be JSON sent as Content-Type: application/json, not {shown(sent, 100)!r}"),
-                           stream=False)
+                                       f"the body must be JSON sent as Content-Type: application/json, {said}",
+                                       header="Content-Type"), stream=False)
         response["Accept-Post"] = "application/json"
         return response
     try:
@@ -125,7 +130,8 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
         try:
             language = language_of_tag(language)
         except ValueError as exc:
-            return _render(error_reply(400, ErrorCode.INVALID_EXPECTED_LANGUAGE, f"{HEADER_LANGUAGE}: {exc}"), stream=False)
+            return _render(error_reply(400, ErrorCode.INVALID_EXPECTED_LANGUAGE, f"{HEADER_LANGUAGE}: {exc}",
+                                       header=HEADER_LANGUAGE), stream=False)
     reply = chat_completion_create(name, version, body, operation_id=key, language=language,
                                   caller=caller)
     return _render(reply, stream=body.get("stream") is True)

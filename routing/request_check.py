@@ -410,6 +410,9 @@ def response_format_check(given: Any, contract: Contract) -> None:
     spec = given.get("json_schema")
     schema = spec.get("schema") if isinstance(spec, dict) else None
     difference = schema_difference(contract.output_schema or {}, schema if schema is not None else {})
+    if difference is not None and schema is None:
+        raise RequestInvalid("response_format.json_schema.schema", f"missing: contract {contract.key} answers with its "
+                             "output schema; send that schema unchanged, or omit response_format and the gateway sends it")
     if difference is not None:
         path, said = difference
         raise RequestInvalid(
@@ -423,8 +426,11 @@ def tool_schema_check(index: int, name: str, given: Any, contract: Contract) -> 
     """A caller's schema for a tool the contract names must be the contract's
     (``routing.tool_schema``: annotations aside): a looser one would have replies judged
     by a schema the model never saw. Raises ``RequestInvalid`` naming the tool and the
-    first path that differs (``tools[0].function.parameters``)."""
+    first path that differs (``tools[0].function.parameters``), or that it is missing."""
     difference = schema_difference(contract.tools[name], given if given is not None else {})
+    if difference is not None and given is None:
+        raise RequestInvalid(f"tools[{index}].function.parameters", f"missing: tool {name!r} takes contract "
+                             f"{contract.key}'s schema; send it unchanged, or omit tools and the gateway sends it")
     if difference is not None:
         path, said = difference
         raise RequestInvalid(

@@ -98,7 +98,9 @@ def request_fields_check(body: Any) -> None:
     unknown = sorted(k for k in body if k not in KNOWN_FIELDS and _text(k))
     if unknown:
         more = f" (and {len(unknown) - 1} more unknown)" if len(unknown) > 1 else ""
-        raise BodyInvalid(unknown[0], f"unknown request field{more}; an OpenAI or OpenRouter chat completion field is expected")
+        near = difflib.get_close_matches(unknown[0], sorted(KNOWN_FIELDS), n=1, cutoff=0.6)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise BodyInvalid(unknown[0], f"unknown request field{hint}{more}; an OpenAI or OpenRouter chat completion field is expected")
     messages = body.get("messages")
     for i, message in enumerate(messages if isinstance(messages, list) else ()):
         # Paths are built only for a message with something to name (they were most of
@@ -119,6 +121,8 @@ def request_fields_check(body: Any) -> None:
         if isinstance(choice.get("function"), Mapping):
             _known(choice["function"], "tool_choice.function", TOOL_CHOICE_FUNCTION_FIELDS, "a tool choice's function")
     response_format = body.get("response_format")
+    if isinstance(response_format, Mapping):
+        _misspelt(response_format, "response_format", "type", "a response_format")
     if isinstance(response_format, Mapping) and isinstance(response_format.get("type"), str) \
             and response_format["type"] in RESPONSE_FORMAT_FIELDS:
         kind = response_format["type"]
@@ -141,6 +145,7 @@ def _message(message: Mapping[str, Any], where: str) -> None:
     role = message.get("role")
     allowed = MESSAGE_FIELDS.get(role) if isinstance(role, str) else None
     if allowed is None:
+        _misspelt(message, where, "role", "a message")
         return  # an unknown role is the body check's refusal
     _known(message, where, allowed, f"a {role} message")
     if isinstance(message.get("content"), str) and "tool_calls" not in message:
@@ -148,6 +153,7 @@ def _message(message: Mapping[str, Any], where: str) -> None:
     for j, part in enumerate(_objects(message.get("content"))):
         kind = part.get("type")
         if not isinstance(kind, str) or kind not in PART_FIELDS:
+            _misspelt(part, f"{where}.content[{j}]", "type", "a content part")
             continue
         _known(part, f"{where}.content[{j}]", PART_FIELDS[kind], f"a {kind} content part")
         value = part.get(kind)
@@ -157,6 +163,16 @@ def _message(message: Mapping[str, Any], where: str) -> None:
         _known(call, f"{where}.tool_calls[{j}]", TOOL_CALL_FIELDS, "a tool call")
         if isinstance(call.get("function"), Mapping):
             _known(call["function"], f"{where}.tool_calls[{j}].function", CALL_FUNCTION_FIELDS, "a tool call's function")
+
+
+def _misspelt(value: Mapping[str, Any], where: str, field: str, what: str) -> None:
+    """When ``value`` lacks ``field`` but holds a key close to it (``rol``, ``typ``), raise
+    ``BodyInvalid`` at that key naming it as the misspelling, not ``field`` as missing."""
+    if field in value:
+        return
+    near = difflib.get_close_matches(field, [k for k in value if _text(k)], n=1, cutoff=0.6)
+    if near:
+        raise BodyInvalid(f"{where}.{near[0]}", f"unknown field (did you mean {field!r}?); {what} needs {field!r}")
 
 
 def _known(value: Mapping[str, Any], where: str, allowed: frozenset[str], what: str) -> None:

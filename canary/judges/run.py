@@ -18,6 +18,7 @@ same judge functions the probes call (``canary.probes``):
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 from typing import Any
@@ -127,6 +128,9 @@ def _show(value: Any) -> str:
         return f"a {'list' if isinstance(value, list) else 'object'} nested too deeply to show"
 
 
+LINE_KEYS = frozenset({"text", "language"})
+
+
 def judge_line(
     line: str | bytes, check: str, default_language: str = "en", schema: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -135,7 +139,7 @@ def judge_line(
     ``default_language``). Bytes are decoded as UTF-8 (a byte-order mark is allowed).
 
     Returns ``as_row(...)``, or ``{"error": "..."}`` naming what is wrong with the line
-    (not UTF-8, not JSON by RFC 8259 (``core.strict_json``: NaN, Infinity and numbers past
+    (an unknown key, not UTF-8, not JSON by RFC 8259 (``core.strict_json``: NaN, Infinity and numbers past
     a float's range included) or nested too deeply, not an object, no ``text``, a
     ``text`` or ``language`` of the wrong type, with its value, an unknown language);
     never raises for bad input.
@@ -155,6 +159,12 @@ def judge_line(
         return {"error": "not JSON: arrays or objects nested too deeply"}
     if not isinstance(record, dict):
         return {"error": f"expected a JSON object, got {type(record).__name__}"}
+    unknown = sorted(k for k in record if k not in LINE_KEYS)
+    if unknown:
+        # A misspelt "language" was ignored and the text judged in the default language.
+        near = difflib.get_close_matches(unknown[0], sorted(LINE_KEYS), n=1, cutoff=0.6)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        return {"error": f"unknown key {_show(unknown[0])}{hint}; a line has \"text\" and an optional \"language\""}
     if "text" not in record:
         return {"error": 'missing "text" (a string)'}
     text = record["text"]

@@ -13,6 +13,7 @@ from routing.contracts import ContractError
 from routing.gateway.door import Gateway
 from routing.request_check import BodyInvalid, RequestInvalid, body_check
 from routing.request_fields import request_fields_check
+from routing.request_values import request_values_check
 from routing.responses import GatewayReply, error_reply, reply_for
 from routing.services.contracts import ContractNotFound, contract_get
 from routing.services.ledger import (
@@ -57,6 +58,7 @@ def chat_completion_create(
         # Unknown fields first: a misspelt key explains the field the body check finds missing.
         request_fields_check(body)
         body_check(body)
+        request_values_check(body)
     except BodyInvalid as exc:
         # Refused at the edge: no route sees it, so none can be charged for it.
         return error_reply(400, ErrorCode.INVALID_REQUEST, str(exc), field=exc.path or None)

@@ -24,7 +24,7 @@ from routing.contracts import (
     file_names_unique,
     file_version_check,
 )
-from routing.models import ContractVersion
+from routing.models import ContractVersion, Route
 
 
 class ContractNotFound(LookupError):
@@ -56,7 +56,7 @@ def contracts_load_file(path: str | Path, *, actor: str = "file") -> list[Contra
 
 
 def contracts_load_files(
-    paths: Sequence[str | Path], *, actor: str = "file"
+    paths: Sequence[str | Path], *, actor: str = "file", route_classes: set[str] | None = None
 ) -> list[tuple[str, list[ContractVersion]]]:
     """Load contract files (each JSON: one object or a list; ``contract_file_read``), in
     one transaction: a refused file leaves the stored contracts as they were, including
@@ -65,15 +65,31 @@ def contracts_load_files(
     the load assigns (``file_version_check``) and a name appears once per file
     (``file_names_unique``). Returns ``[(path, created versions)]`` in order.
     Raises ``ContractError`` naming the file (and the entry, 0-based) on the first
-    problem."""
+    problem. ``route_classes``: when given, a new or changed contract's
+    ``model_classes`` must each be one of them (``route_model_classes``): a class no route
+    has leaves the contract answering 422 to every request."""
     loaded: list[tuple[str, list[ContractVersion]]] = []
     with transaction.atomic():
         for path in paths:
-            loaded.append((str(path), _contracts_load_one(path, actor)))
+            loaded.append((str(path), _contracts_load_one(path, actor, route_classes)))
     return loaded
 
 
-def _contracts_load_one(path: str | Path, actor: str) -> list[ContractVersion]:
+def route_model_classes() -> set[str]:
+    """The model classes the routes hold (``Route.model_class``, blank ones left out)."""
+    return set(Route.objects.exclude(model_class="").values_list("model_class", flat=True))
+
+
+def _model_classes_check(entry: dict[str, Any], route_classes: set[str]) -> None:
+    classes = entry.get("model_classes") or []
+    unknown = [c for c in classes if isinstance(c, str) and c not in route_classes]
+    if unknown:
+        raise ContractError(f"model_classes: no route has the model class {unknown[0]!r} (the routes' classes: "
+                            f"{sorted(route_classes)}); every request would be refused with 422. Add the route first, or load "
+                            "with --allow-unknown-model-classes")
+
+
+def _contracts_load_one(path: str | Path, actor: str, route_classes: set[str] | None) -> list[ContractVersion]:
     entries, listed = contract_file_read(path)
     where = f"contracts file {path}"
     try:
@@ -95,6 +111,8 @@ def _contracts_load_one(path: str | Path, actor: str) -> list[ContractVersion]:
                 # A bad value is named before the version: the version check would
                 # otherwise speak first of a changed contract whose change is the mistake.
                 contract_entry_check(entry, assigned)
+                if route_classes is not None:
+                    _model_classes_check(entry, route_classes)
             file_version_check(entry, assigned)
             if same:
                 continue

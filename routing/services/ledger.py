@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from routing.contracts import Contract
 from routing.failures import FailureClass
+from routing.idempotency_key import HEADER as HEADER_IDEMPOTENCY
 from routing.models import ContractVersion, ExecutionLedger, RequestEvent
 from routing.responses import GatewayReply, error_reply
 from routing.terms import ErrorCode, LedgerStatus, RequestOutcome
@@ -184,17 +185,22 @@ def request_idempotency_claim(
     if not operation_id:
         if spec.side_effects:
             return None, None, error_reply(400, ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
-                                           f"contract {spec.key} has side effects: send an Idempotency-Key")
+                                           f"contract {spec.key} has side effects: send an Idempotency-Key",
+                                           header=HEADER_IDEMPOTENCY)
         return None, None, None
     if len(operation_id) > IDEMPOTENCY_KEY_MAX:
         return None, None, error_reply(400, ErrorCode.INVALID_IDEMPOTENCY_KEY,
-                                       f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters, got {len(operation_id)}")
+                                       f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters, got {len(operation_id)}",
+                                       header=HEADER_IDEMPOTENCY)
     ledger_key = request_ledger_key(spec.name, operation_id, caller)
     first_id = operation_id if caller is None else request_operation_id(ledger_key)
     try:
         claimed, row = ledger_claim(ledger_key, kind="request", fingerprint_hex=fingerprint(body), operation_id=first_id)
-    except LedgerMismatch as exc:
-        return None, None, error_reply(422, ErrorCode.IDEMPOTENCY_KEY_REUSED, f"{exc}; use a new key for a new request")
+    except LedgerMismatch:
+        # The caller's own key, not the ledger row's (which holds a digest of the caller's name).
+        return None, None, error_reply(422, ErrorCode.IDEMPOTENCY_KEY_REUSED,
+                                       f"Idempotency-Key {operation_id!r} was used with a different body on contract "
+                                       f"{spec.name}; use a new key for a new request", header=HEADER_IDEMPOTENCY)
     except LedgerConflict as exc:
         detail = "is still running" if exc.row.status == LedgerStatus.CLAIMED else "has an unknown outcome and is not replayed"
         return None, None, error_reply(409, ErrorCode.IDEMPOTENCY_CONFLICT, f"operation {operation_id} {detail}",

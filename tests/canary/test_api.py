@@ -151,3 +151,38 @@ def test_an_upper_cased_model_id_in_the_ignore_api_names_the_same_model(live_ser
     assert r.status_code == 200
     assert r.json()["model"] == MODEL
     assert r.json()["ignore"] == ["borealis/fp8", "dynamo"]
+
+
+def test_a_misspelt_query_parameter_is_named(live_server, token):
+    # Found by a new user's trial: ?modle= was answered "'model' is required".
+    r = httpx.get(f"{live_server.url}/api/v1/routing/ignore", params={"modle": MODEL}, headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 400
+    assert "unknown query parameter 'modle' (did you mean 'model'?)" in r.json()["error"]["message"]
+
+
+def test_the_breakers_endpoint_answers_in_the_api_error_shape_and_is_documented(live_server, token, monkeypatch):
+    doc = httpx.get(f"{live_server.url}/api/v1/openapi.json").json()
+    assert {"/api/v1/routing/breakers", "/api/v1/health"} <= set(doc["paths"])
+    url = f"{live_server.url}/api/v1/routing/breakers"
+    unauthorized = httpx.get(url)
+    assert unauthorized.status_code == 401
+    jsonschema.validate(unauthorized.json(), doc["components"]["schemas"]["Error"])
+
+    def unreadable():
+        raise ConnectionError("redis is away")
+
+    monkeypatch.setattr("observability.views.breaker_store", unreadable)
+    down = httpx.get(url, headers={"Authorization": f"Bearer {token}"})
+    assert down.status_code == 503
+    jsonschema.validate(down.json(), doc["components"]["schemas"]["Error"])
+    assert down.json()["error"]["code"] == 503 and "redis is away" in down.json()["error"]["message"]
+
+
+def test_a_gateway_body_sent_without_content_type_is_told_the_header_may_be_missing(live_server, token):
+    # Found by a new user's trial: told "not 'text/plain'" for a header it never sent (the
+    # wsgiref-based server reports a missing Content-Type as text/plain).
+    r = httpx.post(f"{live_server.url}/v1/chat/completions", content=b'{"messages": []}',
+                   headers={"Authorization": f"Bearer {token}", "X-Routing-Contract": "chat@1"})
+    assert r.status_code == 415
+    assert "the Content-Type header is missing" in r.json()["error"]["message"]
+    assert r.json()["error"]["header"] == "Content-Type"

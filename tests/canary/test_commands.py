@@ -300,3 +300,25 @@ def test_a_replay_floor_larger_than_the_fleet_is_one_clear_line():
         run("canary_replay", "--model", MODEL, *window, "--floor", "3")
     # A floor the fleet can meet still replays.
     assert "1 suspensions" in run("canary_replay", "--model", MODEL, *window, "--floor", "2")
+
+
+def test_canary_baselines_refuses_a_model_the_canary_does_not_watch():
+    # Found by a new user's trial: zeros and exit 0 for a misspelt model id.
+    with pytest.raises(CommandError, match="the canary does not watch 'foo/bar'"):
+        run("canary_baselines", "--model", "foo/bar")
+    assert MODEL in run("canary_baselines", "--model", MODEL)
+
+
+def test_exclusions_load_refuses_a_target_no_discovered_endpoint_has(tmp_path):
+    # Found by a new user's trial: "nosuchprovider/zz" was "1 added" and excluded nothing.
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    provider = Provider.objects.create(slug="borealis", name="Borealis", first_seen=now, last_seen=now)
+    Endpoint.objects.create(model_id=MODEL, tag="borealis/fp8", provider=provider, provider_name="Borealis",
+                            first_seen=now, last_seen=now)
+    path = _exclusions(tmp_path, target="borealis/fp9")
+    with pytest.raises(CommandError, match=r"'borealis/fp9' is no endpoint tag or provider of .*close: borealis/fp8"):
+        run("exclusions_load", path)
+    assert not Exclusion.objects.exists()
+    assert "1 added" in run("exclusions_load", path, "--allow-unknown-targets")
+    for target in ("borealis", "borealis/fp8"):
+        assert "1 added" in run("exclusions_load", _exclusions(tmp_path, target=target))

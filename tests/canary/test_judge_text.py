@@ -23,9 +23,24 @@ STORY = "Ela sorriu e abriu a porta do farol, onde o vento assobiava entre as pe
 
 
 def run(lines: list[str], *args: str) -> list[dict]:
+    return _rows(args, io.StringIO("\n".join(lines) + "\n"))
+
+
+def _rows(args: tuple[str, ...], stdin: io.IOBase) -> list[dict]:
+    """The command's rows; it fails (exit status 1) exactly when a row is an error."""
     out = io.StringIO()
-    call_command("judge_text", *args, stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out)
-    return [json.loads(line) for line in out.getvalue().splitlines()]
+    try:
+        call_command("judge_text", *args, stdin=stdin, stdout=out)
+    except CommandError as exc:
+        rows = [json.loads(line) for line in out.getvalue().splitlines()]
+        errors = [r["line"] for r in rows if "error" in r]
+        if not errors:
+            raise  # refused before any line (a bad --schema or --language)
+        assert f"{len(errors)} of {len(rows)} lines were errors" in str(exc)
+        return rows
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert not any("error" in r for r in rows)
+    return rows
 
 
 def test_each_line_gets_the_judgement_a_probe_would_give() -> None:
@@ -175,9 +190,7 @@ def test_the_pure_functions_name_the_problem() -> None:
 
 
 def run_bytes(data: bytes, *args: str) -> list[dict]:
-    out = io.StringIO()
-    call_command("judge_text", *args, stdin=io.BytesIO(data), stdout=out)
-    return [json.loads(line) for line in out.getvalue().splitlines()]
+    return _rows(args, io.BytesIO(data))
 
 
 NOT_UTF8 = b'{"text": "caf\xe9"}\n' + json.dumps({"text": STORY}).encode() + b"\n"
@@ -200,7 +213,8 @@ def test_the_command_reads_stdin_as_bytes_whatever_the_locale() -> None:
         [sys.executable, "manage.py", "judge_text", "--check", "refusal", "--language", "pt"],
         cwd=Path(__file__).resolve().parents[2], env=env, input=NOT_UTF8, capture_output=True, timeout=120, check=False,
     )
-    assert done.returncode == 0, done.stderr.decode()
+    # Every line is answered, and the run says one was an error.
+    assert done.returncode == 1 and "1 of 2 lines were errors, not judged (line 1)" in done.stderr.decode()
     rows = [json.loads(line) for line in done.stdout.decode().splitlines()]
     assert rows[0] == {"line": 1, "error": "not UTF-8: byte 0xe9 at offset 13"}
     assert (rows[1]["line"], rows[1]["verdict"]) == (2, "pass")
@@ -237,3 +251,14 @@ def test_null_text_is_judged_as_a_reply_with_null_content_as_a_probe_would() -> 
 def test_blank_lines_are_skipped_and_still_counted_and_a_null_language_is_the_default() -> None:
     rows = run(["", "   ", json.dumps({"text": STORY, "language": None}), "\t"], "--check", "language", "--language", "pt")
     assert [(r["line"], r["verdict"]) for r in rows] == [(3, "pass")]
+
+
+def test_a_misspelt_key_is_named_not_judged_in_the_default_language() -> None:
+    # Found by a new user's trial: "langauge": "pt" was judged as English, a fail.
+    line = json.dumps({"text": STORY, "langauge": "pt"})
+    (row,) = run([line], "--check", "language")
+    assert row == {"line": 1, "error": 'unknown key "langauge" (did you mean \'language\'?); '
+                                       'a line has "text" and an optional "language"'}
+    with pytest.raises(CommandError, match=r"1 of 2 lines were errors, not judged \(line 2\)"):
+        call_command("judge_text", "--check", "language", "--language", "pt",
+                     stdin=io.StringIO(json.dumps({"text": STORY}) + "\n" + line + "\n"), stdout=io.StringIO())

@@ -318,3 +318,27 @@ def test_other_methods_get_a_json_405(client, gateway_env):
     response = client.get("/v1/chat/completions", **gateway_env.auth)
     assert response.status_code == 405 and response["Allow"] == "POST"
     assert response.json()["error"]["code"] == "method_not_allowed"
+
+
+@pytest.mark.django_db
+def test_header_errors_name_their_header_and_show_only_the_callers_key(client, gateway_env):
+    # Found by a new user's trial: only an invalid key's error named its header, and the
+    # reused-key 422 showed the ledger's row key (a digest of the caller's name).
+    contract_version_create({**CHAT, "name": "book-table", "side_effects": True})
+    gateway_env.sim(fleet(endpoint("alpha"), endpoint("beta"), endpoint("gamma")))
+    language = post(client, gateway_env, HTTP_X_EXPECTED_LANGUAGE="xx").json()["error"]
+    assert language["header"] == "X-Expected-Language"
+    missing = post(client, gateway_env, HTTP_X_ROUTING_CONTRACT="book-table@1").json()["error"]
+    assert missing["code"] == "idempotency_key_required" and missing["header"] == "Idempotency-Key"
+    assert post(client, gateway_env, HTTP_IDEMPOTENCY_KEY="mine-1").status_code == 200
+    reused = post(client, gateway_env, {**BODY, "max_tokens": 5}, HTTP_IDEMPOTENCY_KEY="mine-1").json()["error"]
+    assert reused["header"] == "Idempotency-Key" and "'mine-1'" in reused["message"]
+    assert "request@" not in reused["message"] and ":chat:" not in reused["message"]
+
+
+@pytest.mark.django_db
+def test_a_body_without_content_type_is_told_it_is_missing(client, gateway_env):
+    response = client.generic("POST", "/v1/chat/completions", json.dumps(BODY).encode(), content_type="", **gateway_env.auth)
+    error = response.json()["error"]
+    assert response.status_code == 415 and "Content-Type header is missing" in error["message"]
+    assert "text/plain" not in error["message"]

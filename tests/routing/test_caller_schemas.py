@@ -65,7 +65,15 @@ def test_a_callers_own_invoice_schema_is_refused_naming_the_first_path_that_diff
     assert "contract invoice-extract@1's output schema at $.required " in str(error)
     assert "the contract has ['currency', 'total', 'line_items'], the request has ['currency', 'total']" in str(error)
     no_schema = {"type": "json_schema", "json_schema": {"name": "invoice"}}
-    assert refusal({"messages": MESSAGES, "response_format": no_schema}, INVOICE).path == "response_format.json_schema.schema"
+    error = refusal({"messages": MESSAGES, "response_format": no_schema}, INVOICE)
+    # Found by a new user's trial: "differs ... at $.additionalProperties" for a schema never sent.
+    assert error.path == "response_format.json_schema.schema" and str(error).startswith(f"{error.path}: missing")
+
+
+def test_a_tool_without_parameters_is_told_they_are_missing():
+    tool = {"type": "function", "function": {"name": "book_table"}}
+    error = refusal({"messages": MESSAGES, "tools": [tool]}, BOOKING)
+    assert error.path == "tools[0].function.parameters" and "missing" in str(error) and "differs" not in str(error)
 
 
 @pytest.mark.parametrize(("contract", "given"), [

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from routing.models import ContractVersion
+from routing.models import ContractVersion, Route
 
 REPO = Path(__file__).resolve().parents[2]
 FILE = REPO / "routing" / "contract_files" / "workloads.json"
@@ -154,3 +154,28 @@ def test_a_malformed_contracts_file_says_what_is_wrong_and_where(tmp_path, text,
     assert message.startswith(f"contracts file {path}"), message
     assert says in message, message
     assert not ContractVersion.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_model_class_no_route_has_is_refused_naming_the_routes_classes(tmp_path):
+    # Found by a new user's trial: ["chat-7000b"] loaded, then every request was a 422.
+    Route.objects.create(name="alpha", model_id="m/a", model_class="chat-70b", context_length=8192)
+    entry = json.loads(FILE.read_text())[0]
+    assert entry["model_classes"] == ["chat-70b"]
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps([{**entry, "model_classes": ["chat-7000b"]}]))
+    said = _refusal(path)
+    assert "no route has the model class 'chat-7000b' (the routes' classes: ['chat-70b'])" in said
+    assert not ContractVersion.objects.exists()
+    call_command("routing_contracts_load", str(FILE), stdout=StringIO())  # chat-70b: the route's class
+    assert ContractVersion.objects.count() == 5
+    path.write_text(json.dumps([{**entry, "version": 2, "model_classes": ["chat-7000b"]}]))
+    call_command("routing_contracts_load", str(path), "--allow-unknown-model-classes", stdout=StringIO())
+    assert ContractVersion.objects.count() == 6
+
+
+@pytest.mark.django_db
+def test_before_any_route_has_a_class_the_classes_are_loaded_unchecked_and_said_so():
+    err = StringIO()
+    call_command("routing_contracts_load", str(FILE), stdout=StringIO(), stderr=err)
+    assert "model_classes not checked: no route has a model class yet" in err.getvalue()

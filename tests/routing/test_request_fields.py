@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from routing.request_check import BodyInvalid, body_check
 from routing.request_fields import request_fields_check
+from routing.request_values import request_values_check
 
 OK = {"messages": [{"role": "user", "content": "hi"}]}
 BOOK = {"type": "object", "properties": {"party_size": {"type": "integer", "minimum": 1}},
@@ -24,9 +25,10 @@ CALL = {"id": "c1", "type": "function", "function": {"name": "book_table", "argu
 
 
 def checked(body: dict[str, Any]) -> None:
-    """The edge's two checks, in the gateway's order (``chat_completion_create``)."""
+    """The edge's checks, in the gateway's order (``chat_completion_create``)."""
     request_fields_check(body)
     body_check(body)
+    request_values_check(body)
 
 
 @pytest.mark.parametrize(("body", "path", "near"), [
@@ -60,6 +62,20 @@ def test_an_unknown_field_below_the_top_level_is_named_by_its_path(body, path, n
     assert "unknown field" in str(caught.value)
     if near:
         assert f"did you mean {near!r}" in str(caught.value)
+
+
+@pytest.mark.parametrize(("body", "path", "near"), [
+    # Found by a new user's trial: "messages[0].role ... got None", "unknown content part type None".
+    ({"messages": [{"rol": "user", "content": "hi"}]}, "messages[0].rol", "role"),
+    ({"messages": [{"role": "user", "content": [{"typ": "text", "text": "hi"}]}]}, "messages[0].content[0].typ", "type"),
+    ({**OK, "response_format": {"typ": "json_object"}}, "response_format.typ", "type"),
+    ({**OK, "temprature": 0.5}, "temprature", "temperature"),
+])
+def test_a_misspelt_type_role_or_top_level_field_is_named_as_a_misspelling(body, path, near):
+    with pytest.raises(BodyInvalid) as caught:
+        checked(body)
+    assert caught.value.path == path
+    assert f"did you mean {near!r}" in str(caught.value)
 
 
 def test_the_top_level_is_still_checked_first_and_in_the_same_shape():
@@ -139,7 +155,9 @@ def sdk_bodies() -> list[dict[str, Any]]:
     tool = {"type": "function", "function": {"name": "book_table", "description": "Book it", "parameters": BOOK, "strict": True}}
     client.chat.completions.create(model="m", messages=messages, tools=[tool],
                                    tool_choice={"type": "function", "function": {"name": "book_table"}},
-                                   stream_options={"include_usage": True}, temperature=0.2, max_tokens=50, seed=3)
+                                   stream=True, stream_options={"include_usage": True}, temperature=0.2,
+                                   max_tokens=50, seed=3, store=False, service_tier="auto", modalities=["text"],
+                                   stop=["\n\n", "END"])
     client.chat.completions.parse(model="m", messages=[{"role": "user", "content": "Extract."}], response_format=Invoice)
     client.chat.completions.parse(model="m", messages=[{"role": "user", "content": "Extract."}],
                                   tools=[openai.pydantic_function_tool(Invoice)])

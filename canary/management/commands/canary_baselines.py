@@ -1,6 +1,7 @@
 """``python manage.py canary_baselines --model ID [--now ISO8601] [--json]``: per check, the
 model's baseline, its volume, the decision threshold and the false suspensions per
-endpoint-year that the rule and the 30-minute cadence imply (docs/baselines.md)."""
+endpoint-year that the rule and the 30-minute cadence imply (docs/baselines.md). A model
+the canary does not watch is refused (exit 1), naming the watched ones."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from canary.management.commands.canary_round import parse_now
+from canary.selectors import watch_hint
 from canary.services.baselines import declared_checks, realised_false_positives
 from core.identifiers import validate_model_id
 from core.management.strict import StrictCommand
@@ -29,6 +31,10 @@ class Command(StrictCommand):
             model_id = validate_model_id(opts["model"])
         except ValueError as exc:
             raise CommandError(f"--model: {exc}") from exc
+        hint = watch_hint(model_id)
+        if hint:
+            # Zeros for a model never probed read as "no faults" (a misspelt id, usually).
+            raise CommandError(f"--model: {hint}")
         now = parse_now(opts["now"])
         checks = declared_checks(model_id, now)
         realised = realised_false_positives(model_id, now)

@@ -6,12 +6,16 @@ The file (JSON, kept in the repo, e.g. ``canary/exclusions/reviewed.json``)::
                      "reason": "runs its own content filter", "evidence_url": "https://…",
                      "reviewer": "ana"}]}
 
-Loading is idempotent: entries already active are kept, new ones are added, and active
+Each target must be an endpoint tag or a provider slug the canary has discovered for its
+model (a misspelt one excluded nothing): another is refused naming the close known ones,
+unless ``--allow-unknown-targets``; a model with no discovered endpoint yet is loaded
+unchecked, said on stderr. Loading is idempotent: entries already active are kept, new ones are added, and active
 reviewed entries from the same file that are no longer listed are deactivated (audited).
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections import Counter
 from pathlib import Path
@@ -23,7 +27,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from canary.exclusions import IGNORE_LIST_MAX_ENTRIES, target_normalise
-from canary.models import Exclusion
+from canary.models import Endpoint, Exclusion
 from canary.services.quarantine import exclusion_add, exclusion_remove
 from canary.terms import Layer
 from core.identifiers import validate_model_id
@@ -101,15 +105,45 @@ def source_name(path: Path) -> str:
         return str(resolved)
 
 
+def unknown_targets(entries: list[dict[str, str]]) -> tuple[list[str], list[str]]:
+    """``(problems, unchecked)``: a line per entry whose target is neither an endpoint tag
+    nor a provider slug the canary has discovered for its model (with the closest known
+    ones), and a line per model with no discovered endpoint, whose targets cannot be
+    checked yet (a fresh install loads the repo's file before the first round)."""
+    problems: list[str] = []
+    unchecked: list[str] = []
+    known_of: dict[str, set[str]] = {}
+    for i, e in enumerate(entries):
+        if e["model"] not in known_of:
+            pairs = Endpoint.objects.filter(model_id=e["model"]).values_list("tag", "provider__slug")
+            known_of[e["model"]] = {name for pair in pairs for name in pair}
+            if not known_of[e["model"]]:
+                unchecked.append(f"targets of {e['model']} not checked: the canary has discovered no endpoint of it yet")
+        known = known_of[e["model"]]
+        if known and e["target"] not in known:
+            near = difflib.get_close_matches(e["target"], sorted(known), n=3, cutoff=0.5) or sorted(known)[:5]
+            problems.append(f"exclusions[{i}].target: {e['target']!r} is no endpoint tag or provider of {e['model']} "
+                            f"the canary knows; close: {', '.join(near)}")
+    return problems, unchecked
+
+
 class Command(StrictCommand):
     help = "Load reviewed exclusions from a versioned JSON file (idempotent)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file")
+        parser.add_argument("--allow-unknown-targets", action="store_true",
+                            help="load targets no discovered endpoint has (e.g. a provider not yet serving the model)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         path = Path(opts["file"])
         entries = parse_file(path)
+        problems, unchecked = unknown_targets(entries)
+        if problems and not opts["allow_unknown_targets"]:
+            # A typo here excluded nothing and was reported as "1 added".
+            raise CommandError(f"{path}: " + "; ".join(problems) + " (or pass --allow-unknown-targets)")
+        for line in unchecked:
+            self.stderr.write(f"{path}: {line}")
         source = source_name(path)
         now = timezone.now()
         added = removed = 0

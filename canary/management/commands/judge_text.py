@@ -6,7 +6,9 @@ Each input line is ``{"text": "...", "language": "pt"}`` (``language`` optional,
 (``canary.judges.run``): ``line``, ``judge``, ``check``, ``verdict``, ``reason``,
 ``evidence``, or ``line`` and ``error`` for a bad input line (the run goes on: not
 UTF-8, not JSON or nested too deeply to read, a ``text`` that is neither a string nor
-null, ...). Blank lines are skipped and still counted in ``line``. A bad ``--schema``
+null, an unknown key such as a misspelt ``language``, ...). Blank lines are skipped and
+still counted in ``line``. The exit status is 1 when any line was an error (named on
+stderr), after every line was answered. A bad ``--schema``
 file (not JSON, nested too deeply, an invalid schema, a ``$ref`` that does not resolve
 within the file: references are never fetched) or ``--language`` is refused in one line
 before any line is read.
@@ -46,8 +48,17 @@ class Command(StrictCommand):
         # Bytes, not the locale's text stream: a line that is not UTF-8 is that line's
         # error (``judge_line``), not a UnicodeDecodeError that ends the run.
         stdin = opts.get("stdin") or sys.stdin.buffer
+        errors: list[int] = []
+        judged = 0
         for number, line in enumerate(stdin, start=1):
             if not line.strip():
                 continue  # a blank line is no reply; it still counts for ``line``
             row = run.judge_line(line, opts["check"], language, schema)
             self.stdout.write(json.dumps({"line": number, **row}, ensure_ascii=False))
+            judged += 1
+            if "error" in row:
+                errors.append(number)
+        if errors:
+            # A script reading the exit status would otherwise take a run of bad lines as judged.
+            shown = ", ".join(map(str, errors[:10])) + (f" and {len(errors) - 10} more" if len(errors) > 10 else "")
+            raise CommandError(f"{len(errors)} of {judged} lines were errors, not judged (line {shown})")
