@@ -66,6 +66,8 @@ _PROVIDER_WORDING = (
 # Where each request parameter is set, for the caller's 422: (kind, name) with kind
 # "field" (a body path) or "header".
 _LANGUAGE_HEADER = ("header", "X-Expected-Language")
+# The check a provider preference fails: no endpoint met it (the fault's ``check``).
+PROVIDER_CHECK = "provider_preferences"
 
 
 @dataclass(frozen=True)
@@ -206,4 +208,6 @@ def request_fault(causes: list[tuple[str, ...]], checks: list[str], body: Mappin
     cause = (shared or list(causes[0]))[0]
     kind, name = parameter_place(cause, body, language_source)
     every = list(dict.fromkeys(c for per in causes for c in per))
-    return {kind: name, "parameter": cause, "parameters": every, "check": checks[-1] if checks else ""}
+    # OpenRouter's refusal says no endpoint passed its filter, whatever reason it maps to.
+    check = PROVIDER_CHECK if cause.startswith("provider.") else (checks[-1] if checks else "")
+    return {kind: name, "parameter": cause, "parameters": every, "check": check}

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from openrouter.transport import AttemptHandle
 from routing.attribution import (
+    PROVIDER_CHECK,
     Deferred,
     RequestParams,
     check_name,
@@ -216,7 +217,7 @@ class RequestRun:
                 return None
             field = next(iter(self.misfits.values()))
             return {"field": field, "parameter": field, "parameters": sorted(set(self.misfits.values())),
-                    "check": "provider_preferences"}
+                    "check": PROVIDER_CHECK}
         # A failure whose route's record already showed the same check was charged: the
         # route's, so it keeps the request from being only its own.
         return request_fault([t.record.request_causes if t.record.request_caused else () for t in ran],
