@@ -50,7 +50,7 @@ JUDGED_REASONS = frozenset({FailureReason.VALIDATION, FailureReason.PREFIX_REJEC
 # (docs/sources/openrouter-api.md, "Errors" and "Provider routing"), and their statuses.
 PROVIDER_REASONS = frozenset({
     FailureReason.UNKNOWN_MODEL, FailureReason.ENDPOINT_UNAVAILABLE, FailureReason.UNSUPPORTED,
-    FailureReason.MALFORMED_REQUEST, "no_endpoints", "not_found", "unprocessable",
+    FailureReason.MALFORMED_REQUEST, "no_endpoints", "not_found", "unprocessable", "constraint_filtered",
     "invalid_request",  # vocabulary: OpenRouter's error type
 })
 PROVIDER_STATUSES = frozenset({400, 404, 422})
@@ -63,6 +63,10 @@ _PROVIDER_WORDING = (
     ("no endpoints found for", "max_price"),
     ("can handle the requested parameters", "require_parameters"),
 )
+# OpenRouter's ``excluded_by`` names (its availability errors) -> the provider key that
+# sets that filter; ``allowed_providers`` is the gateway's own pin (the route's).
+_EXCLUDED_BY = {"max_price": "max_price", "quantization": "quantizations", "require_parameters": "require_parameters",
+                "data_policy:zdr": "zdr", "data_policy:training": "data_collection"}
 # Where each request parameter is set, for the caller's 422: (kind, name) with kind
 # "field" (a body path) or "header".
 _LANGUAGE_HEADER = ("header", "X-Expected-Language")
@@ -106,20 +110,26 @@ class RequestParams:
 def provider_causes(failure: Failure, keys: tuple[str, ...]) -> tuple[str, ...]:
     """The request's provider preferences (``provider.<key>``) that explain ``failure``, an
     upstream's refusal; empty when none does (the route's). ``keys``: those the client
-    sent. A 404 explains only the preference its wording points at (``_PROVIDER_WORDING``)
-    when the client sent it: "No allowed providers" without a client's ``quantizations``
-    is a pinned endpoint gone, the route's. A 400/422 about ``provider`` names the keys
-    its message mentions, else all the client sent."""
+    sent. OpenRouter's typed availability error names the filters (``excluded_by``): the
+    client's among them explain it. Else a 404 explains only the preference its wording
+    points at (``_PROVIDER_WORDING``) when the client sent it: "No allowed providers" without a client's ``quantizations``
+    is a pinned endpoint gone, the route's. A 400/422 explains the keys its message
+    names (``provider.sort: expected ...``), none when it names none."""
     if not keys or failure.http_status not in PROVIDER_STATUSES or failure.reason not in PROVIDER_REASONS:
         return ()
+    if failure.excluded_by:
+        # The typed error says which filters left no endpoint: the client's among them.
+        sent = [_EXCLUDED_BY[n] for n in failure.excluded_by if _EXCLUDED_BY.get(n) in keys]
+        return tuple(f"provider.{k}" for k in dict.fromkeys(sent))
     text = failure.message.casefold()
     for words, key in _PROVIDER_WORDING:
         if words in text:
             return (f"provider.{key}",) if key in keys else ()
-    if failure.http_status == 404 or "provider" not in text:
+    if failure.http_status == 404:
         return ()
-    named = tuple(k for k in keys if k.casefold() in text)
-    return tuple(f"provider.{k}" for k in (named or keys))
+    # Only a message naming the key: "Provider returned error" is OpenRouter's wrapper of
+    # any host's 400, not a word about the client's preferences (the captured 400s).
+    return tuple(f"provider.{k}" for k in keys if k.casefold() in text)
 
 
 def failed_checks(checks: Mapping[str, str]) -> list[str]:

@@ -94,6 +94,8 @@ def test_openrouters_refusals_are_the_requests_only_for_the_preference_they_poin
     assert provider_causes(refusal(503, "No endpoints found for vendor/model."), ("max_price",)) == ()
     bad_sort = refusal(400, "provider.sort: expected one of price, throughput, latency")
     assert provider_causes(bad_sort, ("quantizations", "sort")) == ("provider.sort",)
+    # OpenRouter's wrapper of any host's 400 says nothing of the client's preferences.
+    assert provider_causes(refusal(400, "Provider returned error"), ("quantizations", "sort")) == ()
     params = RequestParams.of(user("Hi.", provider={"quantizations": ["int4"]}), request_language=False)
     assert parameterised_by(none_allowed, params, checks={}, finish_reason=None, has_tool_calls=False) == ("provider.quantizations",)
     assert parameterised_by(none_allowed, RequestParams(), checks={}, finish_reason=None, has_tool_calls=False) == ()
@@ -113,3 +115,16 @@ def test_the_fault_names_where_the_caller_set_the_parameter():
     # One route failed for its own reason: the request is not only its own.
     assert request_fault([("stop",), ()], ["empty_reply", "http_503"], body, "none") is None
     assert request_fault([], [], body, "none") is None
+
+
+def test_openrouters_typed_availability_error_names_the_filters():
+    def filtered(*names: str) -> Failure:
+        availability = {"code": "constraint_filtered", "retryable": False, "excluded_by": list(names)}
+        return classify_http(404, ErrorInfo(code=404, message="No endpoints available", metadata={"availability": availability}))
+
+    assert filtered("quantization").excluded_by == ("quantization",)
+    assert provider_causes(filtered("quantization", "max_price"), ("max_price", "quantizations")) == (
+        "provider.quantizations", "provider.max_price")
+    assert provider_causes(filtered("max_price"), ("quantizations",)) == ()
+    # The gateway's own pin left no endpoint: the route's.
+    assert provider_causes(filtered("allowed_providers"), ("quantizations",)) == ()
