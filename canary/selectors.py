@@ -50,6 +50,13 @@ def endpoints_of_model(model_id: str) -> list[Endpoint]:
     return list(Endpoint.objects.filter(model_id=model_id).order_by("tag"))
 
 
+def endpoint_quantizations(model_ids: set[str]) -> dict[tuple[str, str], str]:
+    """(model id, lower-cased tag) -> the quantization the listing gives, for the endpoints
+    of ``model_ids`` that name one (one query)."""
+    rows = Endpoint.objects.filter(model_id__in=model_ids).exclude(quantization="").values_list("model_id", "tag", "quantization")
+    return {(model_id, tag.lower()): quantization for model_id, tag, quantization in rows}
+
+
 def structured_honour_rate(model_id: str, tag: str, since: datetime) -> float | None:
     """Share (0..1) of the conclusive structured-output verdicts on endpoint ``tag`` of
     ``model_id`` since ``since`` that passed ("advertised versus honoured"); None when

@@ -74,7 +74,10 @@ class Failure:
     (``first_token_timeout``, ``context_overflow``, ``validation`` ...), OpenRouter's typed
     code, ``http_<status>`` or ``<kind>_after_output``; ``message`` is for
     people. ``early_connect`` marks a failure before the request left (safe to retry on the
-    same route). ``retry_after_s`` is the provider's Retry-After (seconds) when given."""
+    same route). ``retry_after_s`` is the provider's Retry-After (seconds) when given.
+    ``excluded_by``: the filters OpenRouter's availability error says left no endpoint
+    (``max_price``, ``quantization``, ``require_parameters`` ...; docs/sources/openrouter-api.md,
+    "Errors"), empty when it says none."""
 
     cls: FailureClass
     reason: str
@@ -83,6 +86,7 @@ class Failure:
     http_status: int | None = None
     retry_after_s: float | None = None
     early_connect: bool = False
+    excluded_by: tuple[str, ...] = ()
 
     @property
     def counts_against_route(self) -> bool:
@@ -172,6 +176,12 @@ def _typed_code(error: ErrorInfo | None) -> str | None:
     return None
 
 
+def _excluded_by(error: ErrorInfo | None) -> tuple[str, ...]:
+    availability: Any = error.metadata.get("availability") if error is not None else None
+    names = availability.get("excluded_by") if isinstance(availability, dict) else None
+    return tuple(n for n in names if isinstance(n, str)) if isinstance(names, list) else ()
+
+
 def classify_http(
     status: int, error: ErrorInfo | None, *, retry_after_s: float | None = None
 ) -> Failure:
@@ -185,7 +195,7 @@ def classify_http(
     typed = _typed_code(error)
     if typed in _TYPED:
         cls, blame = _TYPED[typed]
-        return Failure(cls, typed, message, blame, status, retry_after_s)
+        return Failure(cls, typed, message, blame, status, retry_after_s, excluded_by=_excluded_by(error))
     text = _error_text(error)
     if status in (408, 429) or status >= 500:
         return Failure(FailureClass.TRANSIENT, f"http_{status}", message, Blame.ROUTE, status, retry_after_s)

@@ -33,6 +33,7 @@ from typing import Any
 
 from core.strict_json import NotJsonNumber
 from routing.contracts import Contract
+from routing.provider_prefs import ProviderInvalid, constraints_of
 from routing.terms import FinishReason
 from routing.tool_schema import schema_difference
 
@@ -348,6 +349,10 @@ def check_request(body: Any, contract: Contract) -> None:
         unknown = sorted(set(provider) - PROVIDER_KEYS)
         if unknown:
             raise RequestInvalid("provider", f"unknown field(s) {unknown}; allowed: {sorted(PROVIDER_KEYS)}")
+        try:
+            constraints_of(provider)  # the preferences the gateway applies itself
+        except ProviderInvalid as exc:
+            raise RequestInvalid(exc.path, str(exc).removeprefix(f"{exc.path}: ")) from None
     stream = body.get("stream")
     if stream is not None and not isinstance(stream, bool):
         raise RequestInvalid("stream", "expected true or false")
@@ -355,6 +360,11 @@ def check_request(body: Any, contract: Contract) -> None:
         value = body.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise RequestInvalid(key, f"expected a positive integer, got {value!r}")
+    if body.get("max_tokens") is not None and body.get("max_completion_tokens") is not None:
+        # OpenAI's chat API reference: max_tokens is deprecated in favour of
+        # max_completion_tokens; with both the cap would depend on which one each host reads.
+        raise RequestInvalid("max_tokens", "give one output cap, not both: max_completion_tokens (max_tokens is "
+                             "its deprecated alias)")
     n = body.get("n")
     if n not in (None, 1):
         raise RequestInvalid("n", "only 1 is supported (one answer is validated and accepted)")

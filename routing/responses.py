@@ -40,6 +40,7 @@ _STATUS: dict[str, int] = {
     ErrorCode.DEADLINE_EXHAUSTED: 504,
     ErrorCode.ALL_ROUTES_SUPPRESSED: 503,
     ErrorCode.NO_ELIGIBLE_ROUTE: 422,
+    ErrorCode.REQUEST_UNSERVABLE: 422,
     ErrorCode.OUTCOME_UNKNOWN: 502,
 }
 
@@ -127,6 +128,7 @@ def reply_for(result: GatewayResult) -> GatewayReply:
             "code": result.error_code,
             "failure_class": result.failure_class,
             "message": result.message,
+            **(result.fault or {}),
             "operation_id": result.operation_id,
             "contract": result.contract,
             "attempts": [a.as_dict() for a in result.attempts],

@@ -17,6 +17,7 @@ from typing import Any
 
 from core.ignore_rule import covered
 from routing.contracts import Contract
+from routing.provider_prefs import ProviderConstraints, route_misfit
 from routing.terms import OutputMode
 
 # A route whose canary structured-output probes pass less often than this does not
@@ -35,7 +36,8 @@ class RouteProfile:
     ``context_length`` tokens; prices USD per token; ``health`` 0..1 (recent success
     share); ``latency_ms`` recent median (None = unmeasured);
     ``structured_honoured`` 0..1 share of the canary's structured-output verdicts that
-    passed (None = no evidence).
+    passed (None = no evidence); ``quantization`` the pinned endpoint's level as the
+    canary's listing gives it (``fp8``; None = unknown).
     """
 
     name: str
@@ -54,6 +56,7 @@ class RouteProfile:
     health: float = 1.0
     latency_ms: float | None = None
     structured_honoured: float | None = None
+    quantization: str | None = None
 
 
 @dataclass(frozen=True)
@@ -196,3 +199,19 @@ def candidates(
         else:
             rejected[route.name] = reason
     return rank(eligible), rejected
+
+
+def fitting(ranked: Sequence[RouteProfile], constraints: ProviderConstraints) -> tuple[list[RouteProfile], dict[str, tuple[str, str]]]:
+    """``ranked`` (order kept) without the routes whose known endpoint facts break the
+    client's provider preferences (``routing.provider_prefs``); also {route name: (the
+    field it breaks, why)} for those left out."""
+    kept: list[RouteProfile] = []
+    misfits: dict[str, tuple[str, str]] = {}
+    for route in ranked:
+        misfit = route_misfit(constraints, price_prompt_usd=route.price_prompt_usd, price_completion_usd=route.price_completion_usd,
+                              quantization=route.quantization, pinned=bool(route.provider_tag))
+        if misfit is None:
+            kept.append(route)
+        else:
+            misfits[route.name] = misfit
+    return kept, misfits

@@ -99,6 +99,10 @@ class ErrorCode(StrEnum):
     FAILED_AFTER_COMMIT = "failed_after_commit"
     REJECTED_AFTER_COMMIT = "rejected_after_commit"
     CLIENT_DISCONNECTED = "client_disconnected"
+    # Every attempt failed for the request's own sake (a parameter no route can serve as
+    # asked: routing.attribution.request_fault), or its provider preferences leave no
+    # route (routing.provider_prefs): a 422 naming the field or header to change.
+    REQUEST_UNSERVABLE = "request_unservable"
     # Refusals before a run.
     METHOD_NOT_ALLOWED = "method_not_allowed"
     UNAUTHORIZED = "unauthorized"

@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from openrouter.transport import AttemptHandle
-from routing.attribution import Deferred, RequestParams, check_name, parameterised_by
+from routing.attribution import (
+    PROVIDER_CHECK,
+    Deferred,
+    RequestParams,
+    check_name,
+    failed_checks,
+    parameterised_by,
+    request_fault,
+)
 from routing.breaker import BreakerStore, FailureDetail, Permit
 from routing.contracts import Contract
 from routing.deadline import AttemptTimes, Deadline
@@ -40,9 +48,10 @@ from routing.gateway.commit import (
 from routing.gateway.live_feed import demote
 from routing.gateway.result import AttemptRecord, EventSink, GatewayResult
 from routing.gateway.upstream import AttemptOutcome, LiveAttempt, Upstream
+from routing.provider_prefs import constraints_of
 from routing.request_check import caused_by_request
 from routing.request_shape import attempt_cost, new_id, route_body
-from routing.selection import RequestNeeds, RouteProfile, candidates
+from routing.selection import RequestNeeds, RouteProfile, candidates, fitting
 from routing.stream import Answer
 from routing.terms import (
     REQUEST_LANGUAGE_SOURCES,
@@ -145,6 +154,10 @@ class RequestRun:
         # The request's own parameters (``routing.attribution``).
         self.body = body
         self.deferred = Deferred()
+        # The client's provider preferences the gateway checks itself (checked at the
+        # door), and the routes they ruled out: route name -> the field.
+        self.constraints = constraints_of(client_provider if isinstance(client_provider, dict) else None)
+        self.misfits: dict[str, str] = {}
 
     # ------------------------------------------------------------------ helpers
 
@@ -157,8 +170,16 @@ class RequestRun:
     def finish(self, outcome: RequestOutcome, *, code: ErrorCode | None = None, cls: str = "", message: str = "",
                accepted: Attempt | None = None, retry_after_s: float | None = None,
                route: RouteProfile | None = None) -> GatewayResult:
+        fault: dict[str, Any] | None = None
         if outcome != RequestOutcome.STREAMING:
             self.charge_deferred(peer_passed=outcome == RequestOutcome.ACCEPTED)
+        if outcome == RequestOutcome.FAILED and code in self.UNSERVABLE_FROM:
+            fault = self.request_fault(code)
+            if fault is not None:
+                where = fault.get("field") or fault.get("header")
+                message = (f"the request cannot be served as asked: {where} ({fault['check']}); "
+                           f"change it and send again. {message}")
+                code, cls = ErrorCode.REQUEST_UNSERVABLE, cls or FailureClass.INVALID_RESPONSE
         return GatewayResult(
             operation_id=self.op,
             contract=self.contract.key,
@@ -175,7 +196,33 @@ class RequestRun:
             retry_after_s=retry_after_s,
             rejected_routes=dict(self.rejected),
             language=self.language,
+            fault=fault,
         )
+
+    # The failures a request's own parameters can turn into ``request_unservable``: not a
+    # deadline, a suppression or an unknown outcome, which say something of the service.
+    # A permanent failure blamed on the client keeps its 400 (the upstream called the
+    # request malformed).
+    UNSERVABLE_FROM = frozenset({ErrorCode.ATTEMPT_BUDGET_EXHAUSTED, ErrorCode.FALLBACKS_EXHAUSTED,
+                                 ErrorCode.NO_ELIGIBLE_ROUTE})
+
+    def request_fault(self, code: ErrorCode) -> dict[str, Any] | None:
+        """The parameter to change when the request itself made it fail
+        (``routing.attribution.request_fault``): every attempt that ran failed for the
+        request's sake, or, before any attempt, its provider preferences ruled out every
+        route the contract allows. None otherwise."""
+        ran = [t for t in self.tries if t.record.status != AttemptStatus.CANCELLED]
+        if not ran:
+            if code != ErrorCode.NO_ELIGIBLE_ROUTE or not self.misfits:
+                return None
+            field = next(iter(self.misfits.values()))
+            return {"field": field, "parameter": field, "parameters": sorted(set(self.misfits.values())),
+                    "check": PROVIDER_CHECK}
+        # A failure whose route's record already showed the same check was charged: the
+        # route's, so it keeps the request from being only its own.
+        return request_fault([t.record.request_causes if t.record.request_caused else () for t in ran],
+                             [(failed_checks(t.record.checks) or [t.record.failure_reason])[0] for t in ran],
+                             self.body, self.language_source)
 
     def eligible(self) -> list[RouteProfile]:
         """Capable routes not tried yet, best first (capabilities re-checked against the
@@ -192,6 +239,10 @@ class RequestRun:
             min_structured_honoured=self.gw.min_structured_honoured,
         )
         self.rejected.update(rejected)
+        if self.constraints.any:
+            ranked, misfits = fitting(ranked, self.constraints)
+            self.misfits.update({name: field for name, (field, _) in misfits.items()})
+            self.rejected.update({name: why for name, (_, why) in misfits.items()})
         # Live suspects come after their peers (docs/live-evidence.md, "Soft demotion").
         demoted = frozenset().union(*(self.gw.demoted_for(m) for m in models)) if models else frozenset()
         return demote(ranked, demoted)
@@ -307,14 +358,17 @@ class RequestRun:
             record.failure_class = failure.cls.value
             record.failure_reason = failure.reason
             record.message = failure.message[:500]
-        if gw.breakers is not None and not outcome.cancelled:
+        charged = False
+        detail: FailureDetail | None = None
+        if failure is not None and not outcome.cancelled:
             # A failure the request itself caused (its own max_tokens cut the answer)
             # would happen on any route: it says nothing about this one.
-            charged = failure is not None and failure.counts_against_route and not caused_by_request(
+            charged = failure.counts_against_route and not caused_by_request(
                 t.answer.finish_reason if t.answer is not None else None, self.client_max_tokens)
-            detail = self.detail(failure, record) if failure is not None else None
-            if charged and failure is not None and detail is not None and self.request_may_cause(route, failure, t, detail):
+            detail = self.detail(failure, record)
+            if self.request_may_cause(route, failure, t, detail, charged=charged):
                 charged = False
+        if gw.breakers is not None and not outcome.cancelled:
             verdict = BreakerOutcome.SUCCESS if failure is None else (failure.cls if charged else BreakerOutcome.NEUTRAL)
             record.breaker_opened = gw.breakers.record(
                 route.name, self.now_ms(), verdict, permit=permit,
@@ -433,7 +487,7 @@ class RequestRun:
             # A client that leaves says nothing about the route: neutral, never a failure.
             charged = failure is not None and failure.counts_against_route and record.status != AttemptStatus.CANCELLED
             detail = self.detail(failure, record) if failure is not None else None
-            if charged and failure is not None and detail is not None and self.request_may_cause(route, failure, t, detail):
+            if failure is not None and detail is not None and self.request_may_cause(route, failure, t, detail, charged=charged):
                 charged = False
             verdict = BreakerOutcome.NEUTRAL if record.status == AttemptStatus.CANCELLED else (
                 BreakerOutcome.SUCCESS if failure is None else (failure.cls if charged else BreakerOutcome.NEUTRAL))
@@ -464,11 +518,14 @@ class RequestRun:
         return FailureDetail(failure.cls.value, check_name(failure, record.checks), failure.http_status or record.http_status,
                              self.op, self.now_ms(), failure.message[:200])
 
-    def request_may_cause(self, route: RouteProfile, failure: Failure, t: Attempt, detail: FailureDetail) -> bool:
+    def request_may_cause(self, route: RouteProfile, failure: Failure, t: Attempt, detail: FailureDetail,
+                          *, charged: bool) -> bool:
         """True when this request's own parameters could explain ``failure`` and the
-        route's record does not already show the same check failing: the failure is
-        then kept back (``self.deferred``) and charged only if a peer passes the same
-        request (``routing.attribution``). Notes the attribution on the record."""
+        route's record does not already show the same check failing: the attempt is
+        then the request's (``request_caused``, its causes noted on the record). A
+        failure that would be ``charged`` is kept back (``self.deferred``) and charged only
+        if a peer passes the same request (``routing.attribution``); one already neutral
+        (a truncation under the caller's max_tokens, a client error) stays so."""
         # The expected language is the request's when its header or its conversation named
         # it (``routing.conversation_language``), not the contract.
         language = bool(self.language) and (self.language_source in REQUEST_LANGUAGE_SOURCES
@@ -481,13 +538,17 @@ class RequestRun:
         if not causes:
             return False
         breakers = self.gw.breakers
-        if breakers is not None and breakers.shows(route.name, detail.check, since_ms=self.now_ms() - self.RECORD_HORIZON_MS):
+        if charged and breakers is not None and breakers.shows(
+                route.name, detail.check, since_ms=self.now_ms() - self.RECORD_HORIZON_MS):
             return False
-        with self.lock:
-            self.deferred.add(route.name, failure.cls.value, {"detail": detail, "record": t.record})
+        if charged:
+            with self.lock:
+                self.deferred.add(route.name, failure.cls.value, {"detail": detail, "record": t.record})
         t.record.request_caused = True
+        t.record.request_causes = causes
         t.record.validation = "; ".join(filter(None, (
-            t.record.validation, f"attribution: the request's ({', '.join(causes)}) unless another route passes it")))
+            t.record.validation, f"attribution: the request's ({', '.join(causes)})"
+                                 + (" unless another route passes it" if charged else ""))))
         return True
 
     def charge_deferred(self, *, peer_passed: bool) -> None:

@@ -64,6 +64,9 @@ class AttemptRecord:
     # same request (``routing.attribution``): neutral for the route's breaker and for the
     # endpoint's live scorecard.
     request_caused: bool = False
+    # The request parameters that explain this attempt's failure (``parameterised_by``:
+    # "stop", "provider.quantizations" ...), kept whether or not a peer later passed.
+    request_causes: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """The public shape listed in error bodies."""
@@ -107,6 +110,10 @@ class GatewayResult:
     # The language the reply had to be in (ISO 639-1), or None: the live scorecard
     # records the language a failure happened in.
     language: str | None = None
+    # ``request_unservable``: where the caller changes what made it so (``{"field" or
+    # "header", "parameter", "parameters", "check"}``, ``routing.attribution.request_fault``),
+    # added to the error body.
+    fault: dict[str, Any] | None = None
     # Set while a streamed answer passed its commit point and is still flowing (outcome
     # "streaming"): the final result comes from ``Committed.result`` when it ends.
     committed: Committed | None = None

@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from canary.selectors import ignored_targets, structured_honour_rate
+from canary.selectors import endpoint_quantizations, ignored_targets, structured_honour_rate
 from routing.failures import FailureClass
 from routing.models import AttemptEvent, Route
 from routing.selection import RouteProfile
@@ -24,8 +24,9 @@ from routing.terms import AttemptStatus
 log = logging.getLogger(__name__)
 
 
-def route_profile(row: Route) -> RouteProfile:
-    """A ``Route`` row as the pure ``RouteProfile`` the gateway reads."""
+def route_profile(row: Route, quantization: str | None = None) -> RouteProfile:
+    """A ``Route`` row as the pure ``RouteProfile`` the gateway reads; ``quantization``:
+    its pinned endpoint's, from the canary's listing (None: unknown)."""
     return RouteProfile(
         name=row.name,
         model_id=row.model_id,
@@ -43,7 +44,15 @@ def route_profile(row: Route) -> RouteProfile:
         health=row.health,
         latency_ms=row.latency_ms,
         structured_honoured=row.structured_honoured,
+        quantization=quantization,
     )
+
+
+def _load_routes() -> list[RouteProfile]:
+    rows = list(Route.objects.filter(enabled=True))
+    # The client's provider.quantizations are checked against these (routing.provider_prefs).
+    levels = endpoint_quantizations({r.model_id for r in rows if r.provider_tag})
+    return [route_profile(r, levels.get((r.model_id, r.provider_tag.lower()))) for r in rows]
 
 
 def _api_key(setting_name: str) -> str:
@@ -97,7 +106,7 @@ def _cache_ttl_s() -> float:
     return float(settings.ROUTING_CACHE_S)
 
 
-_routes_cache = _Cached(_cache_ttl_s, lambda: [route_profile(r) for r in Route.objects.filter(enabled=True)])
+_routes_cache = _Cached(_cache_ttl_s, _load_routes)
 
 
 def route_profiles() -> list[RouteProfile]:

@@ -81,9 +81,11 @@ def test_sixty_malformed_requests_then_twenty_good_ones_all_succeed_with_every_b
     for _ in range(10):
         body = {"messages": [{"role": "user", "content": "Tell me a long story."}], "max_tokens": 3}
         response = client.post("/v1/chat/completions", data=json.dumps(body), content_type="application/json", **auth)
-        assert response.status_code == 502 and response.json()["error"]["failure_class"] == "invalid_response"
+        error = response.json()["error"]
+        assert response.status_code == 422 and error["failure_class"] == "invalid_response"
         # The caller reads what to change: its own max_tokens cut the answer.
-        assert "(truncated_by_max_tokens)" in response.json()["error"]["message"]
+        assert (error["code"], error["field"]) == ("request_unservable", "max_tokens")
+        assert "(truncated_by_max_tokens)" in error["message"]
     store = breaker_store()
     assert all(store.suppressed_until_ms(name) == 0 for name in ROUTES)
     good = {"messages": [{"role": "user", "content": "Say hello to the traveller."}], "max_tokens": 60}

@@ -207,3 +207,50 @@ def test_neutral_never_closes_a_half_open_breaker(breakers):
     permit = store.acquire("r", now + 1502)
     store.record("r", now + 1503, "success", permit=permit)
     assert store.snapshot("r")["transient:state"] == "closed"
+
+
+# ------------------------------------------------------------------ the request's own settings: a 422, no breaker
+
+
+def test_quantizations_no_endpoint_offers_open_no_breaker_and_name_the_field(start_sim, gateway_for, breakers):
+    sim = start_sim(fleet(ep("alpha"), ep("beta")))  # both fp8; the routes do not know it
+    store = breakers(BreakerConfig(consecutive=2, min_calls=2))
+    gw = gateway_for(sim, [route("alpha", latency_ms=1), route("beta", latency_ms=2)], breakers=store)
+    for _ in range(8):
+        result = gw.complete(ROLEPLAY, user("Greet me.", provider={"quantizations": ["int4"]}))
+        assert not result.ok and result.error_code == "request_unservable"
+        assert result.fault["field"] == "provider.quantizations"
+        assert [a.http_status for a in result.attempts] == [404, 404]
+        assert all(a.request_caused for a in result.attempts)
+    assert open_classes(store, "alpha") == open_classes(store, "beta") == []
+    assert windows(store, "alpha") == windows(store, "beta") == {}
+    plain = gw.complete(ROLEPLAY, user("Greet me."))
+    assert plain.ok and plain.route.name == "alpha" and len(plain.attempts) == 1
+
+
+@pytest.mark.parametrize(("provider", "field"), [
+    ({"max_price": {"prompt": 0, "completion": 0}}, "provider.max_price.prompt"),
+    ({"quantizations": ["int4"]}, "provider.quantizations"),
+])
+def test_preferences_no_route_meets_are_refused_before_any_upstream_request(start_sim, gateway_for, breakers, provider, field):
+    sim = start_sim(fleet(ep("alpha"), endpoint("beta", supported_parameters=[*PARAMS, "stop"], quantization="bf16")))
+    store = breakers(BreakerConfig(consecutive=1))
+    routes = [route("alpha", latency_ms=1, quantization="fp8"), route("beta", latency_ms=2, quantization="bf16")]
+    gw = gateway_for(sim, routes, breakers=store)
+    sim_reset_stats(sim)
+    result = gw.complete(ROLEPLAY, user("Greet me.", provider=provider))
+    assert (result.error_code, result.fault["field"], result.attempts) == ("request_unservable", field, [])
+    assert set(result.rejected_routes) == {"alpha", "beta"}
+    assert sum(sim_stats(sim).values()) == 0
+    # A limit one route meets: that route serves.
+    fits = gw.complete(ROLEPLAY, user("Greet me.", provider={"quantizations": ["bf16"]}))
+    assert fits.ok and fits.route.name == "beta" and "alpha" in fits.rejected_routes
+
+
+@pytest.mark.parametrize(("body", "field"), [({"stop": ["*"]}, "stop"), ({"max_tokens": 1}, "max_tokens")])
+def test_a_request_that_fails_only_for_its_own_parameter_names_it(start_sim, gateway_for, breakers, body, field):
+    sim = start_sim(fleet(ep("alpha"), ep("beta")))
+    gw = gateway_for(sim, [route("alpha", latency_ms=1), route("beta", latency_ms=2)], breakers=breakers())
+    result = gw.complete(ROLEPLAY, user("Greet me.", **body))
+    assert result.error_code == "request_unservable" and result.fault["field"] == field
+    assert field in result.message and len(result.attempts) == 2

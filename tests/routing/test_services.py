@@ -24,7 +24,7 @@ from routing.services.ledger import (
     ledger_finish,
     ledger_sweep,
 )
-from routing.services.routes import route_measurements_refresh
+from routing.services.routes import route_measurements_refresh, route_profiles, routes_cache_clear
 
 
 @pytest.mark.django_db
@@ -287,3 +287,18 @@ def test_the_ledger_sweep_is_on_the_beat_with_an_expiry_shorter_than_its_period(
     assert entry["task"] == "routing.tasks.ledger_sweep_task"
     assert entry["options"]["expires"] < entry["schedule"] == LEDGER_SWEEP_EVERY_S
     assert settings.CELERY_BEAT_SCHEDULE["routing-ledger-sweep"] == entry
+
+
+@pytest.mark.django_db
+def test_a_routes_quantization_is_its_endpoints_in_the_canarys_listing():
+    now = timezone.now()
+    provider = Provider.objects.create(slug="alpha", name="Alpha", first_seen=now, last_seen=now)
+    Endpoint.objects.create(model_id="acme/chat-1", tag="alpha/bf16", provider=provider, provider_name="Alpha",
+                            quantization="bf16", first_seen=now, last_seen=now)
+    for name, tag in (("alpha", "Alpha/BF16"), ("beta", "beta/fp8")):
+        Route.objects.create(name=name, model_id="acme/chat-1", provider_tag=tag, modalities=["text"], context_length=8192)
+    routes_cache_clear()
+    try:
+        assert {r.name: r.quantization for r in route_profiles()} == {"alpha": "bf16", "beta": None}
+    finally:
+        routes_cache_clear()

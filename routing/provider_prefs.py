@@ -1,0 +1,121 @@
+"""The client's provider preferences the gateway honours itself. Pure.
+
+A client may send OpenRouter's ``provider`` object (``routing.request_check.PROVIDER_KEYS``).
+Each route pins one endpoint, so a preference that endpoint cannot meet makes OpenRouter
+answer 404 ("No allowed providers are available", "No endpoints found for ...") on every
+route alike: the request's doing, not the routes' (routing/README.md, "Provider
+preferences"). Where the gateway knows a route's endpoint facts it applies two of them
+before any attempt:
+
+- ``max_price`` (``prompt`` / ``completion``, USD per million tokens, numbers or numeric
+  strings as OpenRouter takes them): a route whose list price is above it is not tried;
+- ``quantizations`` (OpenRouter's enum, ``QUANTIZATIONS``; ``fp4`` also covers ``mxfp4``
+  and ``nvfp4``, ``fp8`` covers ``mxfp8``, as OpenRouter documents it): a route whose
+  endpoint's quantization is known (the canary's listing) and not among them is not tried.
+  A route of unknown quantization stays a candidate: its endpoint decides.
+
+``constraints_of`` reads and checks them (``ProviderInvalid`` names the field);
+``route_misfit`` says which constraint a route breaks. Source: OpenRouter's API docs,
+"Provider routing" (docs/sources/openrouter-api.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+# OpenRouter's quantization enum (docs/sources/openrouter-api.md, "Provider routing").
+QUANTIZATIONS: tuple[str, ...] = (
+    "int4", "int8", "fp4", "mxfp4", "nvfp4", "fp6", "fp8", "mxfp8", "fp16", "bf16", "fp32",
+    "unknown",  # vocabulary: OpenRouter's quantization level
+)
+# A family name covers its variants (same source).
+_FAMILIES = {"fp4": frozenset({"fp4", "mxfp4", "nvfp4"}), "fp8": frozenset({"fp8", "mxfp8"})}
+_PRICE_KEYS = ("prompt", "completion")
+_PER_MILLION = 1_000_000
+
+
+class ProviderInvalid(ValueError):
+    """A provider preference of the wrong shape; ``path`` names it (``provider.max_price.prompt``)."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+
+
+@dataclass(frozen=True)
+class ProviderConstraints:
+    """What the client's ``provider`` object asks of an endpoint that the gateway can
+    check: ``max_price_prompt`` / ``max_price_completion`` USD per million tokens (None:
+    no limit), ``quantizations`` the accepted levels with their families expanded (None:
+    any)."""
+
+    max_price_prompt: float | None = None
+    max_price_completion: float | None = None
+    quantizations: frozenset[str] | None = None
+
+    @property
+    def any(self) -> bool:
+        return self.max_price_prompt is not None or self.max_price_completion is not None or self.quantizations is not None
+
+
+def _price(value: Any, path: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ProviderInvalid(path, f"expected a number (USD per million tokens), got {value!r}")
+    try:
+        number = float(Decimal(str(value)))
+    except InvalidOperation:
+        raise ProviderInvalid(path, f"expected a number (USD per million tokens), got {value!r}") from None
+    if not math.isfinite(number) or number < 0:
+        raise ProviderInvalid(path, f"expected a number from 0 (USD per million tokens), got {value!r}")
+    return number
+
+
+def constraints_of(provider: Mapping[str, Any] | None) -> ProviderConstraints:
+    """The constraints of a client's ``provider`` object (None or without them: none).
+    Raises ``ProviderInvalid`` for ``max_price`` that is not an object of non-negative
+    numbers under ``prompt``/``completion``, or ``quantizations`` that is not a list of
+    OpenRouter's levels."""
+    if not provider:
+        return ProviderConstraints()
+    prices: dict[str, float | None] = {key: None for key in _PRICE_KEYS}
+    limits = provider.get("max_price")
+    if limits is not None:
+        if not isinstance(limits, Mapping):
+            raise ProviderInvalid("provider.max_price", f"expected an object with prompt and/or completion, got {limits!r}")
+        for key in _PRICE_KEYS:
+            prices[key] = _price(limits.get(key), f"provider.max_price.{key}")
+    levels = provider.get("quantizations")
+    accepted: frozenset[str] | None = None
+    if levels is not None:
+        if not isinstance(levels, list) or not all(isinstance(q, str) for q in levels):
+            raise ProviderInvalid("provider.quantizations", f"expected a list of strings, got {levels!r}")
+        unknown = [q for q in levels if q not in QUANTIZATIONS]
+        if unknown:
+            raise ProviderInvalid("provider.quantizations", f"unknown level(s) {unknown}; expected some of {list(QUANTIZATIONS)}")
+        accepted = frozenset().union(*(_FAMILIES.get(q, {q}) for q in levels)) if levels else None
+    return ProviderConstraints(prices["prompt"], prices["completion"], accepted)
+
+
+def route_misfit(constraints: ProviderConstraints, *, price_prompt_usd: float, price_completion_usd: float,
+                 quantization: str | None, pinned: bool) -> tuple[str, str] | None:
+    """(field, why) of the first constraint a route breaks, or None when it fits (or the
+    gateway cannot tell). Prices: the route's list price, USD per token; ``quantization``
+    its endpoint's level (None: unknown); ``pinned``: the route is an OpenRouter endpoint
+    (only those have a quantization the client can select)."""
+    for key, limit, price in (("prompt", constraints.max_price_prompt, price_prompt_usd),
+                              ("completion", constraints.max_price_completion, price_completion_usd)):
+        per_million = price * _PER_MILLION
+        # Rounded to the listing's precision: 1e-7 USD per token is 0.1 per million, not 0.09999.
+        if limit is not None and round(per_million, 6) > limit:
+            return (f"provider.max_price.{key}",
+                    f"{key} price {per_million:g} USD per million tokens above provider.max_price.{key} {limit:g}")
+    wanted = constraints.quantizations
+    if wanted is not None and pinned and quantization and quantization not in wanted:
+        return "provider.quantizations", f"quantization {quantization} not in provider.quantizations"
+    return None
