@@ -391,9 +391,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                    if c["name"] == "roleplay-reply")
     contract_version_create({k: v for k, v in shipped.items() if k != "version"})
     for name, tag in ROUTES:
-        Route.objects.create(name=name, model_id=MODEL, provider_tag=tag, modalities=["text"], context_length=131072,
-                             model_class=shipped["model_classes"][0], price_prompt_usd="0.0000001",
-                             price_completion_usd="0.0000002")
+        # update_or_create: a database named with --database-url may hold them from a run before.
+        Route.objects.update_or_create(name=name, defaults=dict(
+            model_id=MODEL, provider_tag=tag, modalities=["text"], context_length=131072,
+            model_class=shipped["model_classes"][0], price_prompt_usd="0.0000001", price_completion_usd="0.0000002"))
     _, token = service_token_issue(f"bench-{uuid.uuid4().hex[:6]}")
     env = {**os.environ, "DATABASE_URL": db_url, "OPENROUTER_BASE_URL": stub_url, "OPENROUTER_API_KEY": "sk-bench",
            "ROUTING_BREAKER_PREFIX": f"bench:breaker:{uuid.uuid4().hex}"}
