@@ -34,6 +34,9 @@ QUANTIZATIONS: tuple[str, ...] = (
 )
 # A family name covers its variants (same source).
 _FAMILIES = {"fp4": frozenset({"fp4", "mxfp4", "nvfp4"}), "fp8": frozenset({"fp8", "mxfp8"})}
+# OpenRouter's provider sort strategies (OpenRouter API docs, "Provider routing", and its
+# SDKs' ProviderSort enum).
+SORTS: tuple[str, ...] = ("price", "throughput", "latency", "exacto")
 _PRICE_KEYS = ("prompt", "completion")
 _PER_MILLION = 1_000_000
 
@@ -76,13 +79,36 @@ def _price(value: Any, path: str) -> float | None:
     return number
 
 
+def _plain_preferences(provider: Mapping[str, Any]) -> None:
+    """The preferences passed to OpenRouter as they are, checked for the shape its schema
+    takes (an unknown value there is OpenRouter's 400, every route alike): ``sort`` one of
+    ``SORTS`` or ``{"by": one of them, "partition": ...}``; ``data_collection`` "allow" or
+    "deny"; ``zdr``, ``require_parameters``, ``enforce_distillable_text`` booleans.
+    Raises ``ProviderInvalid`` naming the field."""
+    sort = provider.get("sort")
+    if sort is not None:
+        by = sort.get("by") if isinstance(sort, Mapping) else sort
+        path = "provider.sort.by" if isinstance(sort, Mapping) else "provider.sort"
+        if by not in SORTS:
+            raise ProviderInvalid(path, f"expected one of {list(SORTS)}, got {by!r}")
+    policy = provider.get("data_collection")
+    if policy is not None and policy not in ("allow", "deny"):
+        raise ProviderInvalid("provider.data_collection", f"expected 'allow' or 'deny', got {policy!r}")
+    for key in ("zdr", "require_parameters", "enforce_distillable_text"):
+        value = provider.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise ProviderInvalid(f"provider.{key}", f"expected true or false, got {value!r}")
+
+
 def constraints_of(provider: Mapping[str, Any] | None) -> ProviderConstraints:
     """The constraints of a client's ``provider`` object (None or without them: none).
     Raises ``ProviderInvalid`` for ``max_price`` that is not an object of non-negative
-    numbers under ``prompt``/``completion``, or ``quantizations`` that is not a list of
-    OpenRouter's levels."""
+    numbers under ``prompt``/``completion``, ``quantizations`` that is not a list of
+    OpenRouter's levels, or a passed-on preference of the wrong shape
+    (``_plain_preferences``)."""
     if not provider:
         return ProviderConstraints()
+    _plain_preferences(provider)
     prices: dict[str, float | None] = {key: None for key in _PRICE_KEYS}
     limits = provider.get("max_price")
     if limits is not None:

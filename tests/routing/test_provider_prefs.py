@@ -35,6 +35,8 @@ def test_constraints_read_prices_per_million_and_expand_quantization_families():
     assert (c.max_price_prompt, c.max_price_completion) == (0.0, 1.5)
     assert c.quantizations == frozenset({"fp8", "mxfp8", "int4"})
     assert not constraints_of({"sort": "price"}).any and not constraints_of(None).any
+    passed_on = {"sort": {"by": "throughput", "partition": "none"}, "data_collection": "deny", "zdr": True}
+    assert not constraints_of(passed_on).any
 
 
 @pytest.mark.parametrize(("provider", "path"), [
@@ -44,6 +46,11 @@ def test_constraints_read_prices_per_million_and_expand_quantization_families():
     ({"max_price": {"prompt": True}}, "provider.max_price.prompt"),
     ({"quantizations": "fp8"}, "provider.quantizations"),
     ({"quantizations": ["fp7"]}, "provider.quantizations"),
+    # OpenRouter answers these with a 400 on every route alike (the trial's "cheapest").
+    ({"sort": "cheapest"}, "provider.sort"),
+    ({"sort": {"by": "fastest", "partition": "model"}}, "provider.sort.by"),
+    ({"data_collection": "no"}, "provider.data_collection"),
+    ({"zdr": "yes"}, "provider.zdr"),
 ])
 def test_a_malformed_preference_is_a_400_naming_its_field(provider, path):
     with pytest.raises(ProviderInvalid) as err:
