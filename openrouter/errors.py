@@ -54,7 +54,10 @@ class ErrorInfo:
     JSON). ``raw`` is ``metadata.raw`` exactly as given: a JSON-encoded string, plain
     text, or an object. ``provider_name`` is ``metadata.provider_name`` (a display name,
     often null). ``error_type`` is ``metadata.error_type`` (newer typed shape).
-    ``metadata`` is the whole metadata object ({} when absent).
+    ``metadata`` is the whole metadata object ({} when absent). ``availability`` is an
+    availability error's ``{code, retryable, excluded_by, ...}``: ``error.availability``
+    as documented (docs/sources/openrouter-api.md, "Errors"), else
+    ``metadata.availability`` as seen in captures ({} when neither is an object).
     """
 
     code: int | str | None = None
@@ -63,6 +66,7 @@ class ErrorInfo:
     provider_name: str | None = None
     error_type: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    availability: dict[str, Any] = field(default_factory=dict)
 
 
 def parse_error_object(obj: Any) -> ErrorInfo:
@@ -85,6 +89,7 @@ def parse_error_object(obj: Any) -> ErrorInfo:
         provider_name=str_or_none(metadata.get("provider_name")),
         error_type=error_type,
         metadata=metadata,
+        availability=next((a for a in (obj.get("availability"), metadata.get("availability")) if isinstance(a, dict)), {}),
     )
 
 

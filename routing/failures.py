@@ -170,15 +170,12 @@ def _typed_code(error: ErrorInfo | None) -> str | None:
         return None
     if error.error_type:
         return error.error_type
-    availability: Any = error.metadata.get("availability")
-    if isinstance(availability, dict) and isinstance(availability.get("code"), str):
-        return str(availability["code"])
-    return None
+    code = error.availability.get("code")
+    return code if isinstance(code, str) else None
 
 
 def _excluded_by(error: ErrorInfo | None) -> tuple[str, ...]:
-    availability: Any = error.metadata.get("availability") if error is not None else None
-    names = availability.get("excluded_by") if isinstance(availability, dict) else None
+    names = error.availability.get("excluded_by") if error is not None else None
     return tuple(n for n in names if isinstance(n, str)) if isinstance(names, list) else ()
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from openrouter.errors import ErrorInfo
+from openrouter.errors import ErrorInfo, parse_error_object
 from routing.attribution import RequestParams, parameterised_by, provider_causes, request_fault
 from routing.contracts import contract_from_dict
 from routing.failures import Failure, FailureClass, classify_http
@@ -124,10 +124,14 @@ def test_the_fault_names_where_the_caller_set_the_parameter():
     assert request_fault([], [], body, "none") is None
 
 
-def test_openrouters_typed_availability_error_names_the_filters():
+@pytest.mark.parametrize("placement", ["error", "metadata"])
+def test_openrouters_typed_availability_error_names_the_filters(placement):
+    # Documented as error.availability; captures carried it in metadata: both are read.
     def filtered(*names: str) -> Failure:
         availability = {"code": "constraint_filtered", "retryable": False, "excluded_by": list(names)}
-        return classify_http(404, ErrorInfo(code=404, message="No endpoints available", metadata={"availability": availability}))
+        obj = {"code": 404, "message": "No endpoints available",
+               **({"availability": availability} if placement == "error" else {"metadata": {"availability": availability}})}
+        return classify_http(404, parse_error_object(obj))
 
     assert filtered("quantization").excluded_by == ("quantization",)
     assert provider_causes(filtered("quantization", "max_price"), ("max_price", "quantizations")) == (
