@@ -14,10 +14,10 @@ import openai
 import pytest
 import redis
 from django.conf import settings
-from pydantic import BaseModel, ConfigDict
 
 from routing.breaker import BreakerConfig, BreakerStore
 from tests.clients.conftest import BOOK, Live
+from tests.invoice_model import Invoice
 from tests.routing.conftest import MODEL
 
 HELLO = [{"role": "user", "content": "Say hello to the traveller."}]
@@ -136,17 +136,6 @@ def test_streamed_tool_calls_through_the_sdk(live: Live) -> None:
     jsonschema.validate(json.loads("".join(arguments)), BOOK)
 
 
-class LineItem(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    description: str
-    amount: float
-
-
-class Invoice(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    currency: str
-    total: float
-    line_items: list[LineItem]
 
 
 @pytest.mark.parametrize("beta", [False, True])

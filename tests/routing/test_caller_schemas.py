@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from openai.lib._pydantic import to_strict_json_schema
-from pydantic import BaseModel, ConfigDict
 
 from routing.contracts import contract_from_dict
 from routing.request_check import RequestInvalid, check_request
 from routing.request_shape import upstream_body
+from tests.invoice_model import Invoice
 
 WORKLOADS = json.loads((Path(__file__).resolve().parents[2] / "routing/contract_files/workloads.json").read_text())
 BOOKING = contract_from_dict(next(c for c in WORKLOADS if c["name"] == "booking-agent"))
@@ -87,17 +87,6 @@ def test_another_output_mode_than_the_contracts_is_refused(contract, given):
     assert error.path == "response_format.type" and contract.key in str(error) and "omit response_format" in str(error)
 
 
-class LineItem(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    description: str
-    amount: float
-
-
-class Invoice(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    currency: str
-    total: float
-    line_items: list[LineItem]
 
 
 def test_the_contracts_schema_passes_as_sent_or_as_the_sdks_parse_writes_it():

@@ -11,11 +11,11 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from pydantic import BaseModel, ConfigDict
 
 from routing.request_check import BodyInvalid, body_check
 from routing.request_fields import request_fields_check
 from routing.request_values import request_values_check
+from tests.invoice_model import Invoice
 
 OK = {"messages": [{"role": "user", "content": "hi"}]}
 BOOK = {"type": "object", "properties": {"party_size": {"type": "integer", "minimum": 1}},
@@ -111,16 +111,6 @@ def test_what_is_not_a_field_name_is_left_to_the_body_check(body):
         body_check(body)
 
 
-class LineItem(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    description: str
-    amount: float
-
-
-class Invoice(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    currency: str
-    line_items: list[LineItem]
 
 
 def sdk_bodies() -> list[dict[str, Any]]:
@@ -132,7 +122,7 @@ def sdk_bodies() -> list[dict[str, Any]]:
 
     def answer(request: httpx.Request) -> httpx.Response:
         sent.append(json.loads(request.content))
-        message = {"role": "assistant", "content": json.dumps({"currency": "EUR", "line_items": []})}
+        message = {"role": "assistant", "content": json.dumps({"currency": "EUR", "total": 0, "line_items": []})}
         return httpx.Response(200, json={"id": "x", "object": "chat.completion", "created": 0, "model": "m",
                                          "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
 
