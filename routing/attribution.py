@@ -45,6 +45,11 @@ from routing.terms import FailureReason, FinishReason, LanguageSource
 JUDGED_REASONS = frozenset({FailureReason.VALIDATION, FailureReason.PREFIX_REJECTED,
                             FailureReason.TRUNCATED_BY_MAX_TOKENS, FailureReason.EMPTY_REPLY})
 
+# Checks of broken text that no request parameter can cause (routing.live_checks): a
+# failure with one of them is the route's whatever else failed beside it.
+ROUTE_ONLY_CHECKS = frozenset({"mojibake", "encoding", "invalid_chars", "leading_garbage", "template_leak",
+                               "bpe_glyphs", "repetition"})
+
 # Refusals an upstream answers when no endpoint meets the request's provider preferences:
 # the reasons ``routing.failures.classify_http`` gives OpenRouter's 404s and 400/422s
 # (docs/sources/openrouter-api.md, "Errors" and "Provider routing"), and their statuses.
@@ -152,6 +157,10 @@ def parameterised_by(failure: Failure, params: RequestParams, *, checks: Mapping
     if failure.cls != FailureClass.INVALID_RESPONSE or failure.reason not in JUDGED_REASONS or not params.any:
         return ()
     failed = failed_checks(checks)
+    if any(name in ROUTE_ONLY_CHECKS for name in failed):
+        # Broken text no parameter makes (a mojibake reply also reads as another
+        # language): the route's, and never a 422 telling the caller to change its request.
+        return ()
     causes: list[str] = []
     if params.language and any(name.startswith("language") for name in failed):
         causes.append("language")
