@@ -15,6 +15,7 @@ before any attempt:
   A route of unknown quantization stays a candidate: its endpoint decides.
 
 ``constraints_of`` reads and checks them (``ProviderInvalid`` names the field);
+``check_passed_on`` checks the shape of the preferences OpenRouter applies alone;
 ``route_misfit`` says which constraint a route breaks. Source: OpenRouter's API docs,
 "Provider routing" (docs/sources/openrouter-api.md).
 """
@@ -79,7 +80,7 @@ def _price(value: Any, path: str) -> float | None:
     return number
 
 
-def _plain_preferences(provider: Mapping[str, Any]) -> None:
+def check_passed_on(provider: Mapping[str, Any]) -> None:
     """The preferences passed to OpenRouter as they are, checked for the shape its schema
     takes (an unknown value there is OpenRouter's 400, every route alike): ``sort`` one of
     ``SORTS`` or ``{"by": one of them, "partition": ...}``; ``data_collection`` "allow" or
@@ -104,11 +105,9 @@ def constraints_of(provider: Mapping[str, Any] | None) -> ProviderConstraints:
     """The constraints of a client's ``provider`` object (None or without them: none).
     Raises ``ProviderInvalid`` for ``max_price`` that is not an object of non-negative
     numbers under ``prompt``/``completion``, ``quantizations`` that is not a list of
-    OpenRouter's levels, or a passed-on preference of the wrong shape
-    (``_plain_preferences``)."""
+    OpenRouter's levels."""
     if not provider:
         return ProviderConstraints()
-    _plain_preferences(provider)
     prices: dict[str, float | None] = {key: None for key in _PRICE_KEYS}
     limits = provider.get("max_price")
     if limits is not None:

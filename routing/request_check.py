@@ -33,7 +33,7 @@ from typing import Any
 
 from core.strict_json import NotJsonNumber
 from routing.contracts import Contract
-from routing.provider_prefs import ProviderInvalid, constraints_of
+from routing.provider_prefs import ProviderInvalid, check_passed_on, constraints_of
 from routing.terms import FinishReason
 from routing.tool_schema import schema_difference
 
@@ -351,6 +351,7 @@ def check_request(body: Any, contract: Contract) -> None:
             raise RequestInvalid("provider", f"unknown field(s) {unknown}; allowed: {sorted(PROVIDER_KEYS)}")
         try:
             constraints_of(provider)  # the preferences the gateway applies itself
+            check_passed_on(provider)  # and those OpenRouter applies alone
         except ProviderInvalid as exc:
             raise RequestInvalid(exc.path, str(exc).removeprefix(f"{exc.path}: ")) from None
     stream = body.get("stream")

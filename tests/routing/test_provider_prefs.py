@@ -13,6 +13,7 @@ from routing.failures import Failure, FailureClass, classify_http
 from routing.provider_prefs import (
     ProviderConstraints,
     ProviderInvalid,
+    check_passed_on,
     constraints_of,
     route_misfit,
 )
@@ -37,6 +38,7 @@ def test_constraints_read_prices_per_million_and_expand_quantization_families():
     assert not constraints_of({"sort": "price"}).any and not constraints_of(None).any
     passed_on = {"sort": {"by": "throughput", "partition": "none"}, "data_collection": "deny", "zdr": True}
     assert not constraints_of(passed_on).any
+    check_passed_on(passed_on)  # OpenRouter's shapes: nothing to refuse
 
 
 @pytest.mark.parametrize(("provider", "path"), [
@@ -55,6 +57,7 @@ def test_constraints_read_prices_per_million_and_expand_quantization_families():
 def test_a_malformed_preference_is_a_400_naming_its_field(provider, path):
     with pytest.raises(ProviderInvalid) as err:
         constraints_of(provider)
+        check_passed_on(provider)
     assert err.value.path == path
     with pytest.raises(RequestInvalid) as refused:
         check_request(user("Hi.", provider=provider), CHAT)
