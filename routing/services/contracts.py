@@ -131,6 +131,16 @@ def contract_model_classes() -> set[str]:
     return {c for spec in latest.values() for c in (spec.get("model_classes") or []) if isinstance(c, str)}
 
 
+def _nearest(name: str) -> str:
+    """A hint for a contract asked for that does not exist: the versions of the contract of
+    that name in another case or at another version ("; known: roleplay-reply@1,
+    roleplay-reply@2"), or "" when no name matches. Names are matched case-insensitively,
+    as model ids are; the lookup itself stays exact (a contract name is an identifier)."""
+    known = [f"{n}@{v}" for n, v in ContractVersion.objects.filter(name__iexact=name)
+             .order_by("name", "version").values_list("name", "version")]
+    return f"; known: {', '.join(known)}" if known else ""
+
+
 _contracts: dict[tuple[str, int], Contract] = {}
 _contracts_lock = threading.Lock()
 
@@ -145,7 +155,7 @@ def contract_get(name: str, version: int) -> Contract:
         return cached
     row = ContractVersion.objects.filter(name=name, version=version).first()
     if row is None:
-        raise ContractNotFound(f"no contract {name}@{version}")
+        raise ContractNotFound(f"no contract {name}@{version}{_nearest(name)}")
     contract = contract_from_dict(row.spec)
     if row.first_used_at is None:
         ContractVersion.objects.filter(pk=row.pk, first_used_at__isnull=True).update(first_used_at=timezone.now())

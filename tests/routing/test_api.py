@@ -94,6 +94,9 @@ def test_retry_after_when_every_route_is_suppressed(client, gateway_env):
         ({"HTTP_AUTHORIZATION": "Bearer wrong"}, BODY, 401, "service token"),
         ({"HTTP_X_ROUTING_CONTRACT": "chat"}, BODY, 400, "<contract name>@<version>"),
         ({"HTTP_X_ROUTING_CONTRACT": "nope@1"}, BODY, 404, "no contract nope@1"),
+        # Another case or another version: the contracts of that name are named.
+        ({"HTTP_X_ROUTING_CONTRACT": "CHAT@1"}, BODY, 404, "no contract CHAT@1; known: chat@1"),
+        ({"HTTP_X_ROUTING_CONTRACT": "chat@9"}, BODY, 404, "no contract chat@9; known: chat@1"),
         # Two headers, as a WSGI server joins them: one contract is asked for, not a 404.
         ({"HTTP_X_ROUTING_CONTRACT": "chat@1,chat@2"}, BODY, 400, "names one contract"),
         # A huge bad header is named, not echoed whole.
