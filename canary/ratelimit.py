@@ -157,9 +157,9 @@ class RedisLimiter(_ReservingLimiter):
 @lru_cache(maxsize=1)
 def provider_limiter() -> Limiter:
     """The process's limiter at ``CANARY_PROVIDER_RPS`` and ``CANARY_PROVIDER_BURST``:
-    Redis-backed when ``CANARY_RATE_LIMIT_REDIS`` is true (Celery workers), in-process
-    otherwise."""
+    Redis-backed (keys under ``CANARY_RATE_LIMIT_PREFIX``) when ``CANARY_RATE_LIMIT_REDIS``
+    is true (Celery workers), in-process otherwise."""
     rate = Rate(settings.CANARY_PROVIDER_RPS, settings.CANARY_PROVIDER_BURST)
     if settings.CANARY_RATE_LIMIT_REDIS:
-        return RedisLimiter(settings.REDIS_URL, rate)
+        return RedisLimiter(settings.REDIS_URL, rate, prefix=settings.CANARY_RATE_LIMIT_PREFIX)
     return LocalLimiter(rate)

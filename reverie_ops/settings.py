@@ -307,6 +307,9 @@ CANARY_DAILY_SPEND_CAP_USD = env.float("CANARY_DAILY_SPEND_CAP_USD", default=5.0
 CANARY_PROVIDER_RPS = positive("CANARY_PROVIDER_RPS", env.int("CANARY_PROVIDER_RPS", default=20))
 CANARY_PROVIDER_BURST = positive("CANARY_PROVIDER_BURST", env.int("CANARY_PROVIDER_BURST", default=40))
 CANARY_RATE_LIMIT_REDIS = env.bool("CANARY_RATE_LIMIT_REDIS", default=False)
+# The Redis key prefix of the providers' shared rate (for a Redis database shared with
+# another deployment or test run).
+CANARY_RATE_LIMIT_PREFIX = env.str("CANARY_RATE_LIMIT_PREFIX", default="canary:gcra")
 # Endpoints per endpoint_probes_task (their probes run concurrently in one task). Fewer,
 # larger tasks cost less CPU per probe (one endpoint per task: 8.9 ms, five: 6.2 ms in
 # bench/round_scale.py; on a slower spell of 2026-12-02, five: 6.6-7.4 ms, ten: 5.9 ms,

@@ -25,3 +25,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # Likewise the gateways its tests start write the live scorecard under a prefix of
     # their own, so a test that checks what a run left in Redis sees no other worker's keys.
     os.environ["CANARY_LIVE_PREFIX"] = f"test:{os.environ['PYTEST_XDIST_WORKER']}:live"
+    # And the Celery workers they start share the providers' rate, and the gateways the
+    # routes' breakers, under one.
+    os.environ["CANARY_RATE_LIMIT_PREFIX"] = f"test:{os.environ['PYTEST_XDIST_WORKER']}:gcra"
+    os.environ["ROUTING_BREAKER_PREFIX"] = f"test:{os.environ['PYTEST_XDIST_WORKER']}:routing:breaker"
