@@ -11,6 +11,7 @@ Modules, one purpose each:
 - ``world``: pure planning of a response script from (fleet, request, counter, clock).
 - ``catalog``: the listing endpoints' payloads.
 - ``server``: the aiohttp edge (``run``, ``start_in_thread``, ``make_app``).
+- ``arrival``: when a request reached the simulator (the kernel's clock, ``request_arrival``).
 - ``process``: run it as a child process (``start_simulator``, ``free_port``) for the
   demo, the tests and the benches.
 

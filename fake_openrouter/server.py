@@ -26,6 +26,7 @@ from typing import Any
 
 from aiohttp import web
 
+from fake_openrouter.arrival import request_arrival
 from fake_openrouter.catalog import (
     endpoints_payload,
     key_payload,
@@ -200,10 +201,13 @@ async def _reset(request: web.Request) -> web.Response:
 
 
 async def _chat(request: web.Request) -> web.StreamResponse:
-    arrived = asyncio.get_running_loop().time()
-    # Requests read in the same turn of the loop take their arrival times before any of
-    # them is planned (planning does not pause): a burst's last is not stamped late.
-    await asyncio.sleep(0)
+    now = asyncio.get_running_loop().time()
+    arrived = request_arrival(request.transport, now)
+    if arrived is None:
+        arrived = now
+        # Without the kernel's clock: requests read in the same turn of the loop take
+        # their arrival times before any of them is planned (planning does not pause).
+        await asyncio.sleep(0)
     state = request.app[STATE]
     body = await request.read()
     plan = plan_chat(state.source.current(), body, state.counter, time.time())
@@ -276,7 +280,7 @@ async def _send_paced(transport: asyncio.Transport | None, pairs: list[Step], du
 
 async def _play(request: web.Request, state: SimulatorState, plan: ChatPlan, arrived: float) -> web.StreamResponse:
     """Play ``plan.steps`` on a schedule that starts at ``arrived`` (the loop time the
-    request's handler started); record the generation when the script ends (or is cut
+    request arrived, ``fake_openrouter.arrival``); record the generation when the script ends (or is cut
     short).
 
     Each ``Wait`` ends at its instant on that schedule (the sum of the waits before it

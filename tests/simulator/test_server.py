@@ -402,6 +402,43 @@ def test_requests_read_together_are_stamped_together_before_any_is_planned(
     assert max(results) < 2.15, results
 
 
+def test_a_request_that_arrives_while_the_loop_is_held_counts_its_ttft_from_its_bytes(
+    thread_sim: Start, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A first request's plan holds the simulator's loop for 600 ms; a second arrives
+    # 100 ms into it. Its handler starts only when the loop is free, 500 ms after its
+    # bytes came in, but its 400 ms first token counts from those bytes (the kernel's
+    # clock, fake_openrouter.arrival): it is overdue by then and goes out at once,
+    # about 0.5 s after sending, not 0.9 s (a clock started by the handler).
+    real_plan = server.plan_chat
+    plans: list[int] = []
+
+    def first_plan_slow(*args: Any) -> Any:
+        plans.append(1)
+        if len(plans) == 1:
+            time.sleep(0.6)
+        return real_plan(*args)
+
+    monkeypatch.setattr(server, "plan_chat", first_plan_slow)
+    sim = thread_sim(fleet(endpoint("atlas/fp8", faults={"ttft_ms": 400, "tokens_per_s": 5000})))
+
+    def first_token_after(sent: float, out: list[float]) -> None:
+        with httpx.Client(base_url=sim.base_url, timeout=10) as client, \
+                client.stream("POST", "/chat/completions", json=PINNED_STREAM) as response:
+            assert first_content(response)
+            out.append(time.monotonic() - sent)
+
+    firsts: list[float] = []
+    holder = threading.Thread(target=first_token_after, args=(time.monotonic(), firsts))
+    holder.start()
+    time.sleep(0.1)
+    second: list[float] = []
+    first_token_after(time.monotonic(), second)
+    holder.join(10)
+    assert len(plans) == 2 and firsts
+    assert second and 0.4 <= second[0] < 0.75, second
+
+
 def counted_sends(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """The body's sends, recorded as the simulator makes them: through aiohttp's
     response (the head of a stream and its first token) or as paced chunks after it."""
