@@ -32,7 +32,7 @@ from openrouter.codings import ACCEPT_ENCODING, UndecodableError, decoded
 from openrouter.egress import EgressTransport, ProxyRule
 from openrouter.errors import parse_error_body, parse_retry_after
 from openrouter.jsonbody import InvalidBodyError, TooLargeError
-from openrouter.notsse import StreamHead, malformed_evidence, malformed_stream
+from openrouter.notsse import HEAD_BYTES, StreamHead, malformed_evidence, malformed_stream
 from openrouter.sse import DEFAULT_MAX_LINE_BYTES
 from openrouter.transport import (
     DEFAULT_MAX_REPLY_BYTES,
@@ -445,6 +445,7 @@ class LiveAttempt:
         handle = self.handle
         cap = self._cap
         head = self.head
+        head_room = HEAD_BYTES
         received = 0
         try:
             # Decoded in bounded steps, each counted against the cap (openrouter.codings).
@@ -457,7 +458,9 @@ class LiveAttempt:
                 received += len(chunk)
                 if received > cap:
                     raise TooLargeError("reply", cap)
-                head.feed(chunk)
+                if head_room > 0:  # a local int: the per-read path stays one comparison
+                    head.feed(chunk)
+                    head_room -= len(chunk)
                 stream.feed(chunk)
                 if self.ttft_ms is None and stream.output_seen:
                     self.ttft_ms = (clock() - start) * 1000.0
@@ -492,7 +495,7 @@ class LiveAttempt:
         if stream.error is not None:
             return self._failed(SignalKind.ERROR_BODY, stream.error.message or "error chunk", error=stream.error,
                                 retry_after_s=self.retry_after)
-        if stream.finish_reason is None and malformed_stream(head.bytes, events_seen=stream.frames > 0):
+        if stream.finish_reason is None and malformed_stream(head.bytes, events_seen=stream.events_seen):
             # No SSE event, only bytes that are not SSE (an HTML page): the canary's rule.
             return self._failed(SignalKind.MALFORMED_BODY, malformed_evidence(head.bytes))
         if stream.finish_reason is None:
