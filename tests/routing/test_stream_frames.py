@@ -6,6 +6,7 @@ in the attempt's record. Real HTTP from a scripted loopback server; no database.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -76,6 +77,20 @@ def test_a_chunk_whose_choices_is_null_is_noted_in_the_record_not_failed():
     [attempt] = result.attempts
     assert result.outcome == "accepted" and attempt.status == "accepted"
     assert "1 chunk with choices null skipped" in attempt.validation
+
+
+CAPTURES = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "captures").glob("stream-*.sse"))
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=lambda p: p.stem)
+def test_no_split_of_a_captured_openrouter_stream_is_judged_broken(capture):
+    # Real streams of five providers (reasoning deltas, usage chunks, a mid-stream error),
+    # fed a byte at a time: after every byte, what is held can still parse.
+    body = capture.read_bytes()
+    frames = SSEFrames()
+    for at in range(len(body)):
+        frames.feed(body[at:at + 1])
+        assert held_frame_fault(*frames.held()) is None, body[max(0, at - 60):at + 1]
 
 
 STREAM = OPENING + frame(chunk("Olá, \\\"viajante\\\"\n")) + frame(chunk("", finish="stop", usage={"total_tokens": 7})) + DONE
