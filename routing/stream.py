@@ -96,8 +96,8 @@ class ChatStream(ChunkEnvelope):
         self.events: list[dict[str, Any]] | None = [] if record else None
         self.content_chars = 0
         self.content_events = 0  # content-bearing deltas recorded, for the pass-through count
-        # True once a data frame without content, or not [DONE], was folded (``events_seen``;
-        # set off the per-token path).
+        # True once a data frame that carried no content and was not [DONE] was folded
+        # (``events_seen``; set off the per-token path).
         self.other_frame_seen = False
         # Chunks whose ``choices`` is null (or not a list), skipped: noted in the attempt's
         # record, never a failure.
