@@ -23,6 +23,7 @@ from canary.prompts import (
     structured_prompt,
 )
 from canary.verdicts import Judgement, Reply, Verdict
+from openrouter.notsse import MALFORMED_BODY
 from openrouter.result import Call
 
 log = logging.getLogger(__name__)
@@ -42,8 +43,8 @@ ALL_KINDS: tuple[str, ...] = PROBE_KINDS + ROUND_CHECKS
 # decides.
 CONFIRMATION_SAMPLES = 2
 # The check of a completed HTTP 200 whose body or SSE frame never parsed: the endpoint was
-# reachable and produced malformed output, a degradation, not a transport error.
-MALFORMED_BODY = "malformed_body"
+# reachable and produced malformed output, a degradation, not a transport error. One term
+# with the gateway's failure reason (``openrouter.notsse``).
 # How much of the provider's error message a transport-error reason quotes (characters).
 REASON_MESSAGE_CHARS = 200
 

@@ -163,6 +163,7 @@ class Faults:
     template_leak: RateFault | None = None
     bpe_glyphs: RateFault | None = None
     html_body: RateFault | None = None
+    cut_frame: RateFault | None = None
 
 
 @dataclass(frozen=True)
@@ -491,6 +492,7 @@ _FAULT_PARSERS: dict[str, Callable[[Any, str, Problems], Any]] = {
     "template_leak": _rate_fault,
     "bpe_glyphs": _rate_fault,
     "html_body": _rate_fault,
+    "cut_frame": _rate_fault,
 }
 
 

@@ -65,6 +65,12 @@ class DeltaFrames:
         """The frame of one content delta."""
         return self._head + json_bytes_value(content) + self._tail
 
+    def cut(self, content: str) -> bytes:
+        """The frame of ``content`` cut inside its content string, its data line ended
+        but not the event: a frame cut mid-JSON, which nothing after it can mend."""
+        value = json_bytes_value(content)
+        return self._head + value[: max(1, len(value) // 2)] + b"\n"
+
 
 def json_bytes_value(value: Any) -> bytes:
     """One JSON value as ``json_bytes`` encodes it inside an object.

@@ -250,6 +250,8 @@ def _fire(faults: Faults, rng: random.Random) -> frozenset[str]:
     # them replays exactly as before they existed.
     if faults.html_body is not None and rng.random() < faults.html_body.rate:
         fired.add("html_body")
+    if faults.cut_frame is not None and rng.random() < faults.cut_frame.rate:
+        fired.add("cut_frame")
     return frozenset(fired)
 
 
@@ -330,6 +332,8 @@ def _success(
         # The error chunk comes after the role chunk and before any content: HTTP 200 is
         # already sent, so only the stream says the call failed (gateway field case 6).
         broken, sent = "error", 0
+    elif "cut_frame" in fired and request.stream and len(deltas) > 1:
+        broken, sent = "cut_frame", _cut_after(deltas)
     content_sent = "".join(deltas[:sent])
     prompt_tokens = max(1, estimate_tokens(request.prompt_text))
     completion_tokens = estimate_tokens(content_sent if broken else reply.content + "".join(c.arguments for c in reply.tool_calls))
@@ -354,7 +358,7 @@ def _success(
     native: str | None = reply.native_finish_reason
     if broken == "error":
         finish, native = "error", None
-    elif broken == "reset":
+    elif broken in ("reset", "cut_frame"):
         finish, native = None, None
     generation = Generation(
         id=gen_id,
@@ -399,6 +403,11 @@ def _stream_steps(
     ]
     steps.extend(_keepalive_wait(ttft_s))
     frames = DeltaFrames(meta)
+    if broken == "cut_frame":
+        # The first content frames and the next one cut mid-JSON leave in one send (one
+        # network read for the client), then the stream closes cleanly.
+        whole = b"".join(frames.frame(delta) for delta in deltas)
+        return [*steps, Write(whole + frames.cut(_next_piece(reply, deltas)), first_token=True)]
     for i, delta in enumerate(deltas):
         if i:
             steps.append(Wait(estimate_tokens(delta) / tokens_per_s))
@@ -426,6 +435,28 @@ def _stream_steps(
     steps.append(Write(sse_data(chunk(meta, choices, usage=usage))))
     steps.append(Write(DONE))
     return steps
+
+
+# The content the ``cut_frame`` fault sends whole before its cut frame (characters): more
+# than a gateway's early commit point needs without a language (the opener, 6 characters).
+CUT_FRAME_AFTER_CHARS = 24
+
+
+def _cut_after(deltas: list[str]) -> int:
+    """How many of ``deltas`` the ``cut_frame`` fault sends whole: the fewest that hold
+    ``CUT_FRAME_AFTER_CHARS`` characters, leaving at least one to cut."""
+    total = 0
+    for count, delta in enumerate(deltas[:-1], start=1):
+        total += len(delta)
+        if total >= CUT_FRAME_AFTER_CHARS:
+            return count
+    return len(deltas) - 1
+
+
+def _next_piece(reply: Reply, deltas: list[str]) -> str:
+    """A piece of the reply's content after ``deltas``: what the ``cut_frame`` fault's cut
+    frame carries (8 characters at most)."""
+    return reply.content[len("".join(deltas)):][:8] or " "
 
 
 def _error_chunk(endpoint: Endpoint, meta: ResponseMeta, usage: dict[str, Any]) -> list[Step]:

@@ -108,6 +108,13 @@ class SSEFrames:
         self._line(b"", frames)
         return frames
 
+    def held(self) -> tuple[list[bytes], bytes]:
+        """What arrived but no blank line has dispatched yet, left in place: the ``data``
+        values of the event in progress (lines complete, their field name and one leading
+        space dropped) and the line in progress (no newline yet, as received, b"" when
+        none)."""
+        return list(self._data), b"".join(self._partial)
+
     def _overflowed(self, frames: list[bytes]) -> list[bytes]:
         """A line is over the cap: hand out the events before it, refuse everything after."""
         self._overflow = TooLargeError("line", self.max_line_bytes)

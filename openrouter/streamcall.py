@@ -12,6 +12,7 @@ from __future__ import annotations
 from openrouter.chat import StreamAccumulator
 from openrouter.errors import ErrorInfo
 from openrouter.jsonbody import InvalidBodyError, TooLargeError
+from openrouter.notsse import MALFORMED_STREAM, StreamHead, malformed_stream
 from openrouter.result import Call, CallContext, Completion, TransportKind, completion_tokens
 from openrouter.sse import SSEFrames
 from openrouter.transport import silence_label
@@ -37,7 +38,7 @@ class StreamCall:
         # parse, an error chunk, the last frame before the stream broke).
         self.last: bytes | None = None
         # The body's first bytes: the evidence when a 200 event stream holds no event.
-        self.head = b""
+        self.head = StreamHead()
         self.ttft_limit_s = ttft_limit_s
         self.total_timeout_s = total_timeout_s
 
@@ -50,8 +51,7 @@ class StreamCall:
         ``[DONE]``). Raises ``TooLargeError`` (a line over the cap) and
         ``InvalidBodyError`` (a data frame that is not a JSON object)."""
         acc = self.acc
-        if len(self.head) < HEAD_BYTES:
-            self.head += chunk[: HEAD_BYTES - len(self.head)]
+        self.head.feed(chunk)
         for data in self.frames.feed(chunk):
             self.last = data
             acc.feed(data, at_ms=self.ctx.elapsed_ms())
@@ -132,29 +132,13 @@ class StreamCall:
             # Closed cleanly after the finish chunk but without [DONE]: the generation
             # is whole; only the trailer is missing.
             return self.complete()
-        if self.last is None and not_sse(self.head):
+        if malformed_stream(self.head.bytes, events_seen=self.last is not None):
             # A clean close after zero events, with bytes that were not SSE (an HTML page
             # served as text/event-stream): a completed exchange with malformed output,
-            # not a broken connection (issue "Verdicts whose error rate is known", item 5).
+            # not a broken connection (``openrouter.notsse``, the gateway's rule too).
             return self.ctx.call(
-                kind="invalid_body", message="the 200 event stream held no SSE event, only bytes that are not SSE",
+                kind="invalid_body", message=MALFORMED_STREAM,
                 provider=acc.provider, generation_id=acc.generation_id, usage=acc.usage, ttft_ms=acc.ttft_ms,
-                body=self.head,
+                body=self.head.bytes,
             )
         return self.fail("reset", "stream closed before a finish_reason or [DONE]")
-
-
-HEAD_BYTES = 512
-# The line starts an SSE stream may hold besides data (WHATWG HTML, "Server-sent events"):
-# comments (":"), the fields event/id/retry, blank lines.
-_SSE_LINE_STARTS = (b":", b"event:", b"id:", b"retry:", b"data:", b"event", b"id", b"retry", b"data")
-
-
-def not_sse(head: bytes) -> bool:
-    """True when ``head`` (a body's first bytes) holds a line that no SSE stream holds:
-    neither blank, a comment, nor one of the fields ``data``, ``event``, ``id``,
-    ``retry``. The last line is skipped when it may have been cut by ``HEAD_BYTES``."""
-    lines = head.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-    if len(head) >= HEAD_BYTES:
-        lines = lines[:-1]
-    return any(line.strip() and not line.startswith(_SSE_LINE_STARTS) for line in lines)

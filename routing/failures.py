@@ -14,7 +14,8 @@ transient          429, 5xx, 408, connect failure, timeout/reset/error chunk    
                                                                                 only
 incompatible       context overflow, unsupported parameter or modality,        never       yes       no
                    413, moderation refusal: whatever the wording
-invalid_response   unparseable body, validation failed (``validation.py``)      never       yes       yes
+invalid_response   unparseable body, validation failed (``validation.py``),     never       yes       yes
+                   an HTML page as a 200 event stream (``malformed_body``)
 ambiguous          connection or stream failed after output was produced       never       only if   yes
                    (billable, maybe acted on)                                               no side
                                                                                             effects
@@ -225,8 +226,11 @@ def classify(signal: Signal) -> Failure:
             FailureClass.TRANSIENT, FailureReason.CONNECT, signal.message or "could not connect",
             early_connect=True,
         )
-    if signal.kind == SignalKind.INVALID_BODY:
-        return Failure(FailureClass.INVALID_RESPONSE, FailureReason.INVALID_BODY, signal.message, http_status=signal.http_status)
+    if signal.kind in (SignalKind.INVALID_BODY, SignalKind.MALFORMED_BODY):
+        # The route answered and what it sent is not the JSON we expect (an HTML page in a
+        # 200 event stream included): its own fault, whatever output came before.
+        reason = FailureReason.MALFORMED_BODY if signal.kind == SignalKind.MALFORMED_BODY else FailureReason.INVALID_BODY
+        return Failure(FailureClass.INVALID_RESPONSE, reason, signal.message, http_status=signal.http_status)
     if signal.output_seen:
         # Output was produced and may be billed or already acted on: we cannot know what
         # the caller would have received (issue point 3, "ambiguous"; field case 7).

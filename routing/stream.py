@@ -16,6 +16,7 @@ from typing import Any
 
 from openrouter.chat import ChunkEnvelope
 from openrouter.errors import ErrorInfo
+from openrouter.heldframe import held_frame_fault
 from openrouter.jsonbody import InvalidBodyError, decode_object
 from openrouter.sse import DEFAULT_MAX_LINE_BYTES, SSEFrames
 from routing.terms import FinishReason
@@ -67,7 +68,7 @@ class ChatStream(ChunkEnvelope):
     """
 
     __slots__ = ("_frames", "_aligned", "_max_line", "_content", "_tools", "finish_reason", "done", "output_seen",
-                 "finished", "events", "content_chars", "content_events")
+                 "finished", "events", "content_chars", "content_events", "other_frame_seen", "null_choices")
 
     def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, *, record: bool = False) -> None:
         self._frames = SSEFrames(max_line_bytes)
@@ -95,6 +96,12 @@ class ChatStream(ChunkEnvelope):
         self.events: list[dict[str, Any]] | None = [] if record else None
         self.content_chars = 0
         self.content_events = 0  # content-bearing deltas recorded, for the pass-through count
+        # True once a data frame that carried no content and was not [DONE] was folded
+        # (``events_seen``; set off the per-token path).
+        self.other_frame_seen = False
+        # Chunks whose ``choices`` is null (or not a list), skipped: noted in the attempt's
+        # record, never a failure.
+        self.null_choices = 0
 
     def feed(self, chunk: bytes) -> None:
         """Body bytes as they arrive, split anywhere. Complete events are folded now, the
@@ -132,17 +139,35 @@ class ChatStream(ChunkEnvelope):
                 self.finished = True
                 return
 
+    def held_fault(self) -> str | None:
+        """Why the bytes received but not folded yet (an event whose blank line has not
+        arrived) can no longer become a chunk, whatever follows; None while they can
+        (``openrouter.heldframe``). Reads nothing more and folds nothing."""
+        if self.finished:
+            return None
+        return held_frame_fault(*self._frames.held())
+
+    @property
+    def events_seen(self) -> bool:
+        """True once any SSE data frame arrived (``[DONE]`` included)."""
+        return self.done or self.output_seen or self.other_frame_seen
+
     def _frame(self, data: bytes) -> None:
         text = data.strip()
         if text == b"[DONE]":
             self.done = True
             return
         if not text:
+            self.other_frame_seen = True
             return
         obj = decode_object(text, "SSE data frame", invalid_utf8="reject")
         if self._content_delta(obj):
             return
-        for choice in self.fold_envelope(obj):  # ``fold(obj, streaming=True)``, one call less per frame
+        self.other_frame_seen = True
+        choices = self.fold_envelope(obj)  # ``fold(obj, streaming=True)``, one call less per frame
+        if not choices and "choices" in obj and not isinstance(obj["choices"], list):
+            self.null_choices += 1
+        for choice in choices:
             self._choice(choice, "delta")
 
     def _content_delta(self, obj: dict[str, Any]) -> bool:
@@ -174,6 +199,8 @@ class ChatStream(ChunkEnvelope):
             if self.events is not None:
                 self.events.append({"content": content})
                 self.content_events += 1
+        else:
+            self.other_frame_seen = True
         return True
 
     def fold(self, obj: dict[str, Any], *, streaming: bool) -> None:

@@ -11,12 +11,16 @@ it (``BreakerOutcome``), an idempotency key's (``LedgerStatus``). An attempt's r
 result is the ``AttemptOutcome`` dataclass (``routing.gateway.upstream``), not a string.
 Terms defined elsewhere keep their one home: the failure classes are
 ``routing.failures.FailureClass``; a check's verdict (``pass``, ``fail``, ``inconclusive``)
-is the canary's ``canary.verdicts.Verdict``.
+is the canary's ``canary.verdicts.Verdict``; ``malformed_body``, a 200 event stream that
+is not one, is the wire's (``openrouter.notsse``), the canary's probe check and the
+gateway's signal and failure reason alike.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+
+from openrouter import notsse
 
 
 class RequestOutcome(StrEnum):
@@ -131,6 +135,9 @@ class SignalKind(StrEnum):
     RESET = "reset"  # the connection closed before the stream finished
     NO_FINISH = "no_finish"  # the stream ended cleanly but without a finish_reason
     INVALID_BODY = "invalid_body"  # a body or SSE frame that is not the JSON we expect
+    # A 200 event stream that closed cleanly with no SSE event, only bytes that are not SSE
+    # (an HTML page): ``openrouter.notsse.malformed_stream``.
+    MALFORMED_BODY = notsse.MALFORMED_BODY
 
 
 class Blame(StrEnum):
@@ -152,6 +159,7 @@ class FailureReason(StrEnum):
     # The upstream's reply, classified (``routing.failures.classify``).
     CONNECT = "connect"
     INVALID_BODY = "invalid_body"
+    MALFORMED_BODY = notsse.MALFORMED_BODY
     FIRST_TOKEN_TIMEOUT = "first_token_timeout"  # noqa: S105 - a reason, not a password
     RESET = "reset"
     NO_FINISH = "no_finish"

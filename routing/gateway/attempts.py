@@ -346,6 +346,7 @@ class RequestRun:
             failure = classify(outcome.signal)
             record.status = AttemptStatus.CANCELLED if outcome.cancelled else AttemptStatus.FAILED
             record.validation = "not reached"
+        record.validation = "; ".join(filter(None, (record.validation, outcome.notes)))
         # A hedge loser reached the provider and was cut mid-work: count its input as
         # billed (issue point 10: both costs counted).
         billed = (outcome.answer is not None or outcome.cancelled or held is not None
@@ -395,7 +396,8 @@ class RequestRun:
         """Read a stream until its commit point (``routing.gateway.commit.hold_over``), then judge
         the held prefix. Returns (checks, None) when it commits (``t`` keeps the open
         stream), (failed checks, outcome) when the prefix is rejected (the stream is cut),
-        (None, outcome) when the stream ended or failed before the commit point."""
+        (None, outcome) when the stream ended or failed before the commit point, a failure
+        already received included (``LiveAttempt.held_broken``: checked at the commit)."""
         clock = self.gw.clock
         commit = self.contract.stream_commit
         stream = live.stream
@@ -430,6 +432,10 @@ class RequestRun:
                 outcome = live.outcome
                 assert outcome is not None
                 return checks, outcome
+            if (broken := live.held_broken()) is not None:  # a failure already received: never committed
+                reader.close()
+                live.close()
+                return None, broken
             record.status = AttemptStatus.COMMITTED
             record.ttft_ms = live.ttft_ms
             record.http_status = live.response.status_code
@@ -479,7 +485,7 @@ class RequestRun:
             record.failure_reason = failure.reason
             record.message = failure.message[:500]
         record.validation = "; ".join(filter(None, (
-            record.validation, f"chunks: {live.stream.content_events} received, {sent} sent")))
+            record.validation, f"chunks: {live.stream.content_events} received, {sent} sent", live.notes())))
         usage = outcome.usage if outcome is not None else live.stream.usage
         record.tokens_in, record.tokens_out, record.cost_usd = attempt_cost(route, usage, self.needs, True)
         permit = t.permit

@@ -21,8 +21,8 @@ for ``routing.failures.classify``. Never raises on anything the network or upstr
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -32,6 +32,7 @@ from openrouter.codings import ACCEPT_ENCODING, UndecodableError, decoded
 from openrouter.egress import EgressTransport, ProxyRule
 from openrouter.errors import parse_error_body, parse_retry_after
 from openrouter.jsonbody import InvalidBodyError, TooLargeError
+from openrouter.notsse import HEAD_BYTES, StreamHead, malformed_evidence, malformed_stream
 from openrouter.sse import DEFAULT_MAX_LINE_BYTES
 from openrouter.transport import (
     DEFAULT_MAX_REPLY_BYTES,
@@ -74,7 +75,9 @@ def cut_message(reason: str, times: AttemptTimes) -> str:
 @dataclass(frozen=True)
 class AttemptOutcome:
     """One attempt's raw result: ``answer`` (completed transport, not yet validated) or
-    ``signal`` (failed). ``latency_ms`` from send to end; ``ttft_ms`` to first content."""
+    ``signal`` (failed). ``latency_ms`` from send to end; ``ttft_ms`` to first content.
+    ``notes``: what the reader passed over without failing (``LiveAttempt.notes``), for
+    the attempt's record."""
 
     answer: Answer | None
     signal: Signal | None
@@ -83,6 +86,7 @@ class AttemptOutcome:
     ttft_ms: float | None
     usage: dict[str, Any] | None = None
     cancelled: bool = False
+    notes: str = ""
 
 
 class Upstream:
@@ -366,6 +370,8 @@ class LiveAttempt:
         self.start = start
         self.retry_after = retry_after
         self.stream = ChatStream(upstream.max_line_bytes, record=record)
+        # The body's first bytes: the evidence of a 200 event stream that is not one.
+        self.head = StreamHead()
         self.ttft_ms: float | None = None
         self.outcome: AttemptOutcome | None = None
         self._clock = upstream._clock
@@ -410,14 +416,36 @@ class LiveAttempt:
             cancelled=self.handle.reason == CutReason.CANCELLED,
         )
 
-    def chunks(self) -> Iterator[None]:
+    def notes(self) -> str:
+        """What the stream passed over without failing, for the attempt's record: chunks
+        whose ``choices`` was null (skipped), "" when none."""
+        skipped = self.stream.null_choices
+        return f"{skipped} chunk{'s' if skipped != 1 else ''} with choices null skipped" if skipped else ""
+
+    def held_broken(self) -> AttemptOutcome | None:
+        """Before a commit point: the outcome of a stream whose bytes already received hold
+        an event no later byte can mend (``routing.stream.ChatStream.held_fault``), an
+        ``invalid_body`` of the route, set as ``outcome``; None when all of them can still
+        parse. Reads nothing more. The caller closes the reader and the attempt."""
+        fault = self.stream.held_fault()
+        if fault is None:
+            return None
+        self.outcome = replace(self._failed(SignalKind.INVALID_BODY, f"a data frame received before the commit point "
+                                            f"cannot parse, whatever follows: {fault}"), notes=self.notes())
+        return self.outcome
+
+    def chunks(self) -> Generator[None, None, None]:
         """Read the body, yielding after each read; sets ``outcome`` at the end."""
-        self.outcome = yield from self._read()
+        outcome = yield from self._read()
+        notes = self.notes()
+        self.outcome = replace(outcome, notes=notes) if notes else outcome
 
     def _read(self) -> Generator[None, None, AttemptOutcome]:
         response, stream, clock, start, times = self.response, self.stream, self._clock, self.start, self.times
         handle = self.handle
         cap = self._cap
+        head = self.head
+        head_room = HEAD_BYTES
         received = 0
         try:
             # Decoded in bounded steps, each counted against the cap (openrouter.codings).
@@ -430,6 +458,9 @@ class LiveAttempt:
                 received += len(chunk)
                 if received > cap:
                     raise TooLargeError("reply", cap)
+                if head_room > 0:  # a local int: the per-read path stays one comparison
+                    head.feed(chunk)
+                    head_room -= len(chunk)
                 stream.feed(chunk)
                 if self.ttft_ms is None and stream.output_seen:
                     self.ttft_ms = (clock() - start) * 1000.0
@@ -464,6 +495,9 @@ class LiveAttempt:
         if stream.error is not None:
             return self._failed(SignalKind.ERROR_BODY, stream.error.message or "error chunk", error=stream.error,
                                 retry_after_s=self.retry_after)
+        if stream.finish_reason is None and malformed_stream(head.bytes, events_seen=stream.events_seen):
+            # No SSE event, only bytes that are not SSE (an HTML page): the canary's rule.
+            return self._failed(SignalKind.MALFORMED_BODY, malformed_evidence(head.bytes))
         if stream.finish_reason is None:
             # A stream that ends without a finish reason is not a success, [DONE] or not
             # (field case 7, ``tests/fixtures/field-cases/gateway.md``).

@@ -55,6 +55,7 @@ CONTRACTS = [
     {"name": "loopchat", "model_classes": ["loop"], **_TEXT, "max_attempts": 1, "max_fallbacks": 0,
      "stream_commit": {"mode": "prefix", "hold_chars": 32, "hold_ms": 150}},
     {"name": "suppressed", "model_classes": ["sup"], **_TEXT},
+    {"name": "cutchat", "model_classes": ["cut"], **_TEXT},
     {"name": "caption", "workload": "vision", "modalities": ["text", "image"], "model_classes": ["fast"],
      "max_attempts": 2, "max_fallbacks": 1},
     {"name": "booking", "workload": "tools", "tools": {"book_table": BOOK}, "model_classes": ["fast"],
@@ -64,7 +65,8 @@ CONTRACTS = [
                          {"name": "line_items_sum_to_total", "params": {"tolerance": 0.01}}],
      "model_classes": ["fast"], "max_attempts": 2, "max_fallbacks": 1},
 ]
-ROUTES = {"alpha": "fast", "slow": "slow", "down1": "down", "down2": "down", "sup": "sup", "loop": "loop"}
+ROUTES = {"alpha": "fast", "slow": "slow", "down1": "down", "down2": "down", "sup": "sup", "loop": "loop",
+          "cut": "cut", "cutok": "cut"}
 
 
 class Live:
@@ -114,6 +116,9 @@ def live(django_db_setup: Any, django_db_blocker: Any, tmp_path_factory: pytest.
         endpoint("sup"),
         # A clean opening, then a loop: passes the prefix, fails the post-stream checks.
         endpoint("loop", {"repetition": {"rate": 1}}),
+        # Its first read holds a clean opening and a frame cut mid-JSON (ranked before cutok).
+        endpoint("cut", {"cut_frame": {"rate": 1}}),
+        endpoint("cutok"),
     )
     path = tmp_path_factory.mktemp("clients") / "fleet.json"
     path.write_text(json.dumps(world))

@@ -205,3 +205,27 @@ def test_a_stream_rejected_after_its_commit_point_raises_in_the_sdk(live: Live) 
     assert text, "the prefix was committed and sent before the rejection"
     assert raised.value.body["code"] == "rejected_after_commit" and "repetition" in raised.value.message
 
+
+
+def test_a_frame_cut_in_the_first_read_falls_back_before_the_commit_point(live: Live) -> None:
+    # The cut host's first read holds 24+ characters of a clean opening (enough for an
+    # early commit without a language) and a frame cut inside its content string. The
+    # failure is in hand before the commit: the gateway falls back invisibly, charging
+    # the host, instead of committing and ending the SDK's stream with an error.
+    from routing.models import AttemptEvent
+
+    raw = sdk(live, max_retries=0).chat.completions.with_raw_response.create(
+        model=MODEL, messages=HELLO, max_tokens=200, stream=True, extra_headers=live.headers("cutchat@1"))
+    text = "".join(c.choices[0].delta.content or "" for c in raw.parse() if c.choices)
+    assert raw.headers["X-Routing-Route"] == "cutok" and raw.headers["X-Routing-Attempts"] == "2"
+    assert len(text) > 20
+    with live.db():
+        first, second = AttemptEvent.objects.filter(
+            request_id=raw.headers["X-Routing-Operation-Id"]).order_by("index")
+    assert (first.route, first.status, first.failure_class, first.failure_reason) == (
+        "cut", "failed", "invalid_response", "invalid_body")
+    assert "before the commit point" in first.message and "inside a JSON string" in first.message
+    assert (second.route, second.status) == ("cutok", "accepted")
+    # Charged to the host that sent it: its breaker records the invalid response.
+    store = BreakerStore(redis.Redis.from_url(settings.REDIS_URL), BreakerConfig(), prefix=live.prefix)
+    assert "invalid_response" in json.dumps(store.snapshot("cut"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from openrouter.streamcall import HEAD_BYTES, not_sse
+from openrouter.notsse import HEAD_BYTES, not_sse
 
 
 @pytest.mark.parametrize(

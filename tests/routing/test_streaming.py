@@ -245,3 +245,18 @@ def test_the_commit_point_comes_as_soon_as_the_checks_have_decided(client, env):
     # the hold is 64 chars or 200 ms.
     assert chars < 64 and held_ms < 200, attempt.validation
 
+
+
+@pytest.mark.django_db
+def test_an_html_page_as_a_200_event_stream_is_the_routes_malformed_body_with_the_page_as_evidence(client, env):
+    # The canary's probe wire calls it malformed_body and keeps the page's first bytes
+    # (openrouter.notsse): the gateway's attempt record says the same, not transient/reset.
+    env.sim(fleet(endpoint("alpha", {"html_body": {"rate": 1}}), endpoint("beta")))
+    response = post(client, env)
+    assert events(response)[-1] == "[DONE]" and response["X-Routing-Route"] == "beta"
+    first, second = attempts_of(response)
+    assert (first.route, first.status, first.failure_class, first.failure_reason) == (
+        "alpha", "failed", "invalid_response", "malformed_body")
+    assert "only bytes that are not SSE" in first.message and "<title>502 Bad Gateway</title>" in first.message
+    assert (second.route, second.status) == ("beta", "accepted")
+    assert breaker_store().suppressed_until_ms("alpha") > 0, "a host replying HTML is the route's fault"
