@@ -4,6 +4,7 @@ watches, and the demo's rounds stamped in the past, never in the future."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from datetime import UTC, datetime, timedelta
 from io import StringIO
@@ -104,6 +105,14 @@ def test_the_demo_stamps_no_round_in_the_future_and_ends_with_one_breaker_open(s
     assert "Opened: the transient breaker of route llama-3-3-70b-instruct-meridian-fp8" in text
     assert "all_routes_suppressed" in text
     assert "/admin/observability/breakerboard/" in text
+    # It reads whole in a terminal 100 columns wide: wrapped at words, never wider.
+    assert max(len(line) for line in text.splitlines()) <= 100
+    # The second round's header language is explained: the endpoints whose language probe
+    # showed an anomaly in the first round are prompted in its language again.
+    flat = " ".join(text.split())
+    assert "Prompted in another language than the round's" in flat
+    # The showcase tool call books a restaurant by an id, not by a sentence.
+    assert re.search(r'"restaurant_id": "restaurant_[0-9a-f]{8}"', flat), flat
     assert not list(seen["client"].scan_iter(match=f"{seen['prefix']}*"))
     # Nothing left outside its prefix either; other xdist workers' keys (their broker's and
     # live scorecard's, under ``test:<worker>:``, tests/environment.py) come and go meanwhile.
