@@ -1,8 +1,8 @@
 """Plain-text rendering of a round report for terminals (``canary_round``, ``make demo``).
 
-Written for an 80 to 100 column terminal: the table is at most ``MAX_WIDTH`` columns
-for the fleets we ship (each column as wide as its widest cell, the suspensions' dates
-below it), and every sentence is wrapped at word boundaries (``core.terminal``), never cut.
+Written for an 80 to 100 column terminal: the table fits 80 columns for the fleets we
+ship (each column as wide as its widest cell, the actions and their dates below it), and
+every sentence is wrapped at word boundaries (``core.terminal``), never cut.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from canary.formatting import percent
 from canary.probes import ALL_KINDS
-from canary.terms import Mode
+from canary.terms import Action, Mode
 from canary.verdicts import Verdict
 from core.languages import LANGUAGE_NAMES
 from core.terminal import MAX_WIDTH, fill
@@ -67,39 +67,44 @@ def _failure_lines(tag: str, probe: dict[str, Any], width: int) -> list[str]:
 
 
 def _table(report: dict[str, Any]) -> list[str]:
-    """The table: tag, each probe's verdict, TTFT in ms, outcome, fail streak, action;
-    each column as wide as its widest cell."""
-    header = ["tag", *(SHORT[k] for k in ALL_KINDS), "ttft_ms", "outcome", "streak", "action"]
-    right = {len(ALL_KINDS) + 1, len(ALL_KINDS) + 3}  # the numbers
+    """The table: tag, each probe's verdict (the TTFT probe's with its time to first
+    token in ms), outcome, fail streak; each column as wide as its widest cell, so the
+    default fleet's fits 80 columns (the actions are listed under it)."""
+    header = ["tag", *(SHORT[k] for k in ALL_KINDS), "outcome", "streak"]
+    header[1] = "ttft (ms)"
     rows = []
     for ep in report["endpoints"]:
         verdicts = {p["kind"]: p for p in ep["probes"]}
+        cells = [_cell(verdicts[k]) if k in verdicts else "-" for k in ALL_KINDS]
         ttft = verdicts.get("ttft", {}).get("ttft_ms")
-        rows.append([ep["tag"], *(_cell(verdicts[k]) if k in verdicts else "-" for k in ALL_KINDS),
-                     f"{ttft:.0f}" if isinstance(ttft, int | float) else "-", ep["outcome"] or "-", str(ep["streak"]),
-                     ep["action"]])
+        if isinstance(ttft, int | float):
+            cells[0] += f" {ttft:.0f}"
+        rows.append([ep["tag"], *cells, ep["outcome"] or "-", str(ep["streak"])])
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
-        return " ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+        # The streak is a number: right-aligned.
+        return " ".join([*(c.ljust(w) for c, w in zip(cells[:-1], widths, strict=False)), cells[-1].rjust(widths[-1])])
 
     out = [line(header)]
     out.append("-" * len(out[0]))
     return out + [line(row) for row in rows]
 
 
-def _until_lines(report: dict[str, Any], width: int) -> list[str]:
-    """One line per end date of the suspensions the round decided (in observe mode a
-    suspension is a shadow: recorded, invisible to routing)."""
-    label = "Shadow suspensions (observe mode) until" if report.get("mode") == Mode.OBSERVE else "Suspended until"
-    by_until: dict[str, list[str]] = defaultdict(list)
+def _action_lines(report: dict[str, Any], width: int) -> list[str]:
+    """The policy's actions of the round (``none`` left out), one line per action and
+    end date with the endpoints it applied to; in observe mode a suspension is a shadow:
+    recorded, invisible to routing."""
+    label = "shadow until" if report.get("mode") == Mode.OBSERVE else "until"
+    by_action: dict[str, list[str]] = defaultdict(list)
     for ep in report["endpoints"]:
+        if ep["action"] == Action.NONE:
+            continue
         until = (ep.get("suspended_until") or "")[:16].replace("T", " ")
-        if until:
-            by_until[until].append(ep["tag"])
+        by_action[ep["action"] + (f" ({label} {until} UTC)" if until else "")].append(ep["tag"])
     out: list[str] = []
-    for until, tags in sorted(by_until.items()):
-        out += fill(f"{label} {until} UTC: {', '.join(tags)}", width, rest="  ")
+    for action, tags in by_action.items():
+        out += fill(f"Action {action}: {', '.join(tags)}", width, rest="  ")
     return out
 
 
@@ -124,8 +129,8 @@ def _language_lines(report: dict[str, Any], width: int) -> list[str]:
 def render_round_table(report: dict[str, Any], width: int = MAX_WIDTH) -> str:
     """The round as text for a terminal ``width`` columns wide: a header (the round's
     prompt language among it), a table per endpoint (tag, each probe's verdict, TTFT in
-    ms, outcome, fail streak, policy action; a positive control's own probe marked
-    ``ctrl-``), the suspensions' end dates, the endpoints prompted in another language,
+    ms, outcome, fail streak; a positive control's own probe marked ``ctrl-``), the
+    policy's actions with their end dates, the endpoints prompted in another language,
     then the evidence: per failed or frozen endpoint what failed on how many replies, and
     per failure the check, the fleet's rate, the rule in words and the failing reply's
     excerpt. Sentences are wrapped at word boundaries, never cut."""
@@ -144,7 +149,7 @@ def render_round_table(report: dict[str, Any], width: int = MAX_WIDTH) -> str:
     if any(p.get("control") for ep in report["endpoints"] for p in ep["probes"]):
         lines += fill(f"{CONTROL_MARK} = positive control: a host known to fail that probe; its failure is expected and "
                       "not counted, a pass makes the probe weak this round", width, rest="  ")
-    lines += _until_lines(report, width)
+    lines += _action_lines(report, width)
     lines += _language_lines(report, width)
     if report.get("weak_probes"):
         lines.append("")
