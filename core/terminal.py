@@ -8,9 +8,11 @@ wider than the line.
 
 from __future__ import annotations
 
+import os
 import shutil
 import textwrap
 from collections.abc import Sequence
+from typing import Protocol
 
 # Command output is written for terminals 80 to 100 columns wide: wider ones get 100
 # (long lines are hard to follow), a pipe or file gets 100, narrower ones their own width
@@ -21,12 +23,25 @@ MIN_WIDTH = 60
 _GLUE = "\u2060"
 
 
-def terminal_width() -> int:
-    """The width to wrap command output at, in columns: the terminal's (``COLUMNS``, else
-    the terminal's size, else ``MAX_WIDTH`` when not a terminal) within ``MIN_WIDTH`` and
-    ``MAX_WIDTH``."""
-    columns = shutil.get_terminal_size((MAX_WIDTH, 24)).columns
-    return max(MIN_WIDTH, min(MAX_WIDTH, columns))
+class Stream(Protocol):
+    """An output stream (a file, Django's ``OutputWrapper``): whether it is a terminal."""
+
+    def isatty(self) -> bool: ...
+
+
+def terminal_width(stream: Stream | None = None) -> int:
+    """The width to wrap command output at, in columns, within ``MIN_WIDTH`` and
+    ``MAX_WIDTH``: ``COLUMNS`` when set, else the terminal's width when ``stream`` (the
+    command's output) is a terminal, else ``MAX_WIDTH`` (a pipe, a file, a test's
+    buffer: the text does not depend on the terminal the command was started from)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit():
+        width = int(columns)
+    elif stream is not None and stream.isatty():
+        width = shutil.get_terminal_size((MAX_WIDTH, 24)).columns
+    else:
+        width = MAX_WIDTH
+    return max(MIN_WIDTH, min(MAX_WIDTH, width))
 
 
 def fill(text: str, width: int, first: str = "", rest: str | None = None, keep: Sequence[str] = (),

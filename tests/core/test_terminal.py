@@ -31,7 +31,19 @@ def test_a_sample_ends_at_a_word_and_says_so():
     assert fill("short", 24, max_lines=2) == ["short"]
 
 
-def test_the_width_is_the_terminals_within_80_to_100_columns(monkeypatch):
+class Output:
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def test_the_width_is_columns_within_60_to_100_and_100_off_a_terminal(monkeypatch):
     for columns, width in ((200, MAX_WIDTH), (80, 80), (20, MIN_WIDTH)):
         monkeypatch.setenv("COLUMNS", str(columns))
-        assert terminal_width() == width
+        assert terminal_width(Output(False)) == width
+    monkeypatch.delenv("COLUMNS")
+    # A pipe or a buffer: the text does not depend on the terminal the command came from.
+    assert terminal_width(Output(False)) == terminal_width() == MAX_WIDTH
+    assert MIN_WIDTH <= terminal_width(Output(True)) <= MAX_WIDTH

@@ -77,4 +77,4 @@ class Command(StrictCommand):
         if opts["json"]:
             self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
         else:
-            self.stdout.write(render_round_table(report, terminal_width()))
+            self.stdout.write(render_round_table(report, terminal_width(self.stdout)))

@@ -101,7 +101,7 @@ class Command(StrictCommand):
         fleet = Path(opts["fleet"])
         self._addr = opts["addr"]
         # Every line is wrapped at word boundaries to the terminal's width (80 to 100).
-        self._width = terminal_width()
+        self._width = terminal_width(self.stdout)
         if not opts["no_serve"]:
             # runserver exits the process outright on a busy port (os._exit), which would
             # leave the simulator behind: find out before anything starts.
@@ -193,12 +193,13 @@ class Command(StrictCommand):
             self._say(str(targets), first=f"  {layer:<9} ", rest=" " * 13)
         name = f"demo-backend-{secrets.token_hex(3)}"
         _, token = service_token_issue(name)
-        # The command is split where a shell joins it again (a trailing backslash): it
-        # can be copied whole at any terminal width.
+        # One part a line, joined again by the shell (a trailing backslash): each fits 80
+        # columns and the command can be copied whole.
         self.stdout.write(
             "\nThe product backend fetches it over the internal API (service token shown once):\n"
-            f"  curl -H 'Authorization: Bearer {token}' \\\n"
-            f"    'http://{self._addr}/api/v1/routing/ignore?model={settings.CANARY_MODEL}'\n"
+            f"  curl -G http://{self._addr}/api/v1/routing/ignore \\\n"
+            f"    --data-urlencode model={settings.CANARY_MODEL} \\\n"
+            f"    -H 'Authorization: Bearer {token}'"
         )
         self.stdout.write("")
         self._say("Scheduled rounds run on Celery with Redis; locally (PostgreSQL or SQLite, Redis on 127.0.0.1):")
