@@ -123,17 +123,54 @@ class Excerpt:
         return text.replace("\r\n", "⏎").replace("\n", "⏎")
 
 
+# How far a cut may move to a word boundary, in characters: past it the run is no word
+# (a URL, base64, text without spaces) and is cut where the window ends.
+WORD_SLACK = 16
+
+
+def _word_start(text: str, start: int, limit: int) -> int:
+    """``start`` moved forward to the start of a word (not past ``limit``) when it falls
+    inside one."""
+    if start <= 0 or text[start - 1].isspace():
+        return start
+    if text[start].isspace():
+        while start < limit and text[start].isspace():
+            start += 1
+        return start
+    for i in range(start, min(limit, start + WORD_SLACK)):
+        if text[i].isspace():
+            return i + 1
+    return start
+
+
+def _word_end(text: str, end: int, limit: int) -> int:
+    """``end`` moved back to the end of a word (not before ``limit``) when it falls
+    inside one."""
+    if end >= len(text) or text[end].isspace() or text[end - 1].isspace():
+        return end
+    for i in range(end - 1, max(limit, end - WORD_SLACK) - 1, -1):
+        if text[i].isspace():
+            return i
+    return end
+
+
 def excerpt_around(text: str, index: int | None, width: int = EXCERPT_WIDTH) -> Excerpt:
-    """``width`` characters of ``text`` (at least 20) centred on ``index`` (a third of
-    the window before it: people read on from the defect), or its start when ``index`` is
-    None or outside ``text``."""
+    """About ``width`` characters of ``text`` (at least 20) centred on ``index`` (a third
+    of the window before it: people read on from the defect), or its start when ``index``
+    is None or outside ``text``. A cut inside a word moves to the word's edge (at most
+    ``WORD_SLACK`` characters inward, never past the bad character): a half word reads as
+    a defect of its own."""
     width = max(20, width)
     if index is None or not 0 <= index < len(text):
-        return Excerpt(text[:width], "", "", False, len(text) > width, None)
+        end = _word_end(text, min(len(text), width), 1)
+        return Excerpt(text[:end].rstrip() if end < len(text) else text[:end], "", "", False, end < len(text), None)
     start = max(0, index - width // 3)
     end = min(len(text), start + width)
-    start = max(0, min(start, end - width))
-    return Excerpt(text[start:index], text[index], text[index + 1 : end], start > 0, end < len(text), index)
+    start = _word_start(text, max(0, min(start, end - width)), index)
+    end = _word_end(text, end, index + 1)
+    after = text[index + 1 : end]
+    return Excerpt(text[start:index], text[index], after.rstrip() if end < len(text) else after, start > 0,
+                   end < len(text), index)
 
 
 def failing_excerpt(check: str, text: str, evidence: Mapping[str, Any] | None = None, width: int = EXCERPT_WIDTH) -> Excerpt:

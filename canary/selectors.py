@@ -19,7 +19,7 @@ from django.conf import settings
 
 from canary.exclusions import target_matches
 from canary.models import Endpoint, EndpointPolicyState, EndpointRound, ProbeResult, Round
-from canary.probes import ALL_KINDS, STRUCTURED
+from canary.probes import ALL_KINDS, PROBE_KINDS, STRUCTURED
 from canary.reply_evidence import failing_replies
 from canary.services.ignore_list import ignore_list_cached, ignore_list_get
 from canary.verdicts import Verdict
@@ -149,6 +149,8 @@ def round_report(rnd: Round) -> dict[str, Any]:
     "cost_usd", "prompt_tokens", "completion_tokens", "weak_probes", "endpoints": [{"provider",
     "tag", "outcome", "streak", "action", "suspended_until", "summary" (what failed, on k of n
     replies: ``canary.why.round_summary``), "controls" (the kinds it is a positive control of),
+    "language" (its probes' prompt language: the round's, or the one it repeats after a
+    language anomaly in its last round, ``canary.services.rounds.round_open``),
     "probes": [{"kind", "verdict", "check", "reason", "ttft_ms", "fleet_rate", "reply_excerpt",
     "control" (a positive control's own kind), "shown" (failures only: the failing reply,
     ``canary.reply_evidence.FailingReply.as_dict``)}]}]}``.
@@ -191,8 +193,10 @@ def round_report(rnd: Round) -> dict[str, Any]:
                     "shown": shown[key].as_dict() if (key := (r.round_id, r.endpoint_id, kind)) in shown else None,
                 }
             )
+        prompted = [by_tag[tag][k].language for k in PROBE_KINDS if k in by_tag[tag] and by_tag[tag][k].language]
         endpoints.append(
             {
+                "language": prompted[0] if prompted else rnd.language,
                 "provider": providers[tag],
                 "tag": tag,
                 "outcome": er.outcome if er else None,

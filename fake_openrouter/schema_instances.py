@@ -5,7 +5,10 @@ properties/required, array items/minItems/maxItems, enum, const, minimum/maximum
 exclusive forms), minLength/maxLength, format (every format jsonschema's format checker asserts: date, date-time, time,
 email, uri, uuid, ipv4, ipv6, duration ...; a healthy host's reply passes a validator that
 checks formats),
-anyOf/oneOf/allOf and local $ref. ``pattern`` is not honoured.
+anyOf/oneOf/allOf and local $ref. ``pattern`` is not honoured. A free string property
+named as an identifier (``id``, ``restaurant_id``, ``restaurantId``) gets an id-like value
+(``restaurant_5f1c09ab``), as a model filling a tool call's arguments writes one; other free
+strings are drawn from the reply's sentences.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -82,6 +86,21 @@ def broken_json(text: str, rng: random.Random) -> str:
 
 # A model extracting a document writes a currency as its ISO 4217 code.
 _CURRENCY = "EUR"
+# A property named as an identifier: ``id`` itself, or a stem before ``_id``/``-id`` or a
+# camel-case ``Id`` ("paid", "valid" are words, not identifiers).
+_ID_KEY = re.compile(r"^(?:(?P<stem>.+?)(?:[_-][Ii][Dd]|(?<=[a-z0-9])Id)|[Ii][Dd])$")
+# Keywords that say what the string is: an id-like filler would override them.
+_SAYS_WHAT = {"const", "enum", "format", "pattern", "anyOf", "oneOf", "allOf"}
+
+
+def identifier_stem(key: str) -> str | None:
+    """The stem of a property name that names an identifier (``"restaurant_id"`` ->
+    ``"restaurant"``, ``"guestId"`` -> ``"guest"``, ``"id"`` -> ``""``), None when
+    ``key`` does not."""
+    match = _ID_KEY.match(key)
+    if match is None:
+        return None
+    return re.sub(r"[^a-z0-9]+", "_", (match.group("stem") or "").lower()).strip("_")
 
 
 def _coherent(out: dict[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
@@ -207,8 +226,31 @@ class _Generator:
             if depth >= _MAX_DEPTH
             else [*properties, *(k for k in required if k not in properties)]
         )
-        out = {key: self.value(properties.get(key, {}), depth + 1) for key in keys}
+        out = {key: self.field(key, properties.get(key, {}), depth + 1) for key in keys}
         return _coherent(out, properties)
+
+    def field(self, key: str, schema: Any, depth: int) -> Any:
+        """The value of property ``key``: an id-like string for a free string named as an
+        identifier, else ``value``."""
+        stem = identifier_stem(key)
+        if stem is not None and isinstance(schema, Mapping):
+            resolved = self.resolve(schema)
+            if self.kind(resolved) == "string" and not (_SAYS_WHAT & set(resolved)):
+                return self.identifier(stem, resolved)
+        return self.value(schema, depth)
+
+    def identifier(self, stem: str, schema: Mapping[str, Any]) -> str:
+        """``<stem>_<8 hex digits>`` (one 32-bit draw; ``id_...`` without a stem), padded
+        with more hex digits to ``minLength`` and cut to ``maxLength``."""
+        text = f"{stem or 'id'}_{self.rng.getrandbits(32):08x}"
+        low = int(schema.get("minLength", 0))
+        while len(text) < low:
+            text += f"{self.rng.getrandbits(32):08x}"
+        high = schema.get("maxLength")
+        if isinstance(high, int) and len(text) > high:
+            # The drawn digits tell one id from another: keep those.
+            text = text[len(text) - high:] if high > 0 else ""
+        return text
 
     def array(self, schema: Mapping[str, Any], depth: int) -> list[Any]:
         low = int(schema.get("minItems", 0))

@@ -19,6 +19,7 @@ from typing import Any
 import openai
 import redis
 
+from core.terminal import MAX_WIDTH, fill
 from routing.discovery import routes_sync
 from routing.models import AttemptEvent, ContractVersion, Route
 from routing.services.contracts import contract_version_create, contracts_load_file
@@ -49,12 +50,15 @@ _REQUESTS: dict[str, dict[str, Any]] = {
 @dataclass
 class DemoCall:
     """One contract's call: ``outcome`` "accepted" or the SDK's error class and status;
-    ``attempts`` (route, status, validation) from the attempt events."""
+    ``summary`` what came back (a tool call, the gateway's error) shown in full;
+    ``reply`` a reply's text (shown as a sample); ``attempts`` (route, status,
+    validation) from the attempt events."""
 
     contract: str
     outcome: str
     route: str = ""
     summary: str = ""
+    reply: str = ""
     operation: str = ""
     attempts: list[tuple[str, str, str]] = field(default_factory=list)
 
@@ -114,7 +118,7 @@ def _call(client: openai.OpenAI, key: str, spec: dict[str, Any], model_id: str) 
                     if chunk.choices and chunk.choices[0].delta.content:
                         chunks += 1
                         text.append(chunk.choices[0].delta.content)
-                call.summary = f"streamed {chunks} chunks: {''.join(text)[:70]!r}..."
+                call.summary, call.reply = f"streamed {chunks} chunks:", "".join(text)
             return call
         response = client.chat.completions.with_raw_response.create(model=model, extra_headers=headers, **request)
         completion = response.parse()
@@ -127,11 +131,11 @@ def _call(client: openai.OpenAI, key: str, spec: dict[str, Any], model_id: str) 
             arguments = getattr(getattr(tool, "function", None), "arguments", "")
             call.summary = f"tool call {name}({arguments})"
         else:
-            call.summary = repr((message.content or "")[:90])
+            call.summary, call.reply = "reply:", message.content or ""
     except openai.APIStatusError as exc:
         call.outcome = f"{type(exc).__name__} {exc.status_code}"
         body = exc.body if isinstance(exc.body, dict) else {}
-        call.summary = f"{body.get('code')}: {str(body.get('message'))[:120]}"
+        call.summary = f"{body.get('code')}: {body.get('message')}"
         call.route = exc.response.headers.get("X-Routing-Route", "")
         call.operation = exc.response.headers.get("X-Routing-Operation-Id", "")
     return call
@@ -144,14 +148,22 @@ def _attempts(call: DemoCall) -> list[tuple[str, str, str]]:
     return [(a.route, a.status, a.validation or a.failure_reason) for a in rows]
 
 
-def demo_report(calls: list[DemoCall]) -> str:
-    """The calls as text: one block per contract."""
+# How much of a reply the tour shows, in lines: a sample of what came back, not all of it.
+REPLY_LINES = 3
+
+
+def demo_report(calls: list[DemoCall], width: int = MAX_WIDTH) -> str:
+    """The calls as text for a terminal ``width`` columns wide: one block per contract,
+    each attempt's validation in full, then what came back (a tool call in full, a reply's
+    first ``REPLY_LINES`` lines), wrapped at word boundaries."""
     lines = ["", "The gateway, once per shipped contract, through the OpenAI SDK (max_retries=0):"]
     for call in calls:
-        lines.append(f"  {call.contract:<22} {call.outcome:<10} route={call.route or '-'} attempts={len(call.attempts)}")
+        lines += fill(f"{call.contract:<22} {call.outcome:<10} route={call.route or '-'} attempts={len(call.attempts)}",
+                      width, first="  ", rest="      ")
         for route, status, validation in call.attempts:
-            lines.append(f"      {route:<40} {status:<10} {validation[:110]}")
-        lines.append(f"      -> {call.summary}")
+            lines += fill(f"{route} {status}: {validation}", width, first="      ", rest="        ")
+        lines += fill(f"{call.summary} {call.reply}".strip(), width, first="      -> ", rest="         ",
+                      max_lines=REPLY_LINES if call.reply else None)
     return "\n".join(lines)
 
 
@@ -254,28 +266,31 @@ def _plain_call(client: openai.OpenAI, key: str, model_id: str) -> str:
         if body.get("code") == ErrorCode.ALL_ROUTES_SUPPRESSED:
             # Its first clause says it; the rest lists every route ruled out and why.
             message = message.split(": ")[0]
-        return f"{type(exc).__name__} {exc.status_code} {body.get('code')}: {message[:120]}"
+        return f"{type(exc).__name__} {exc.status_code} {body.get('code')}: {message}"
     return RequestOutcome.ACCEPTED
 
 
-def demo_breaker_report(trip: BreakerTrip, *, page_url: str) -> str:
-    """The breaker part of the tour as text, ending with where to look (``page_url``)."""
-    lines = ["", f"The gateway's circuit breaker: contract {BREAKER_CONTRACT['name']} may only use region "
-                 f"{BREAKER_REGION}, whose one route is {trip.route} ({trip.tag}, a failing host of the fleet):"]
+def demo_breaker_report(trip: BreakerTrip, *, page_url: str, width: int = MAX_WIDTH) -> str:
+    """The breaker part of the tour as text for a terminal ``width`` columns wide, wrapped
+    at word boundaries, ending with where to look (``page_url``)."""
+    lines = [""] + fill(f"The gateway's circuit breaker: contract {BREAKER_CONTRACT['name']} may only use region "
+                        f"{BREAKER_REGION}, whose one route is {trip.route} ({trip.tag}, a failing host of the fleet):",
+                        width, rest="  ")
     for i, outcome in enumerate(trip.calls, 1):
-        lines.append(f"  call {i:>2}: {outcome}")
+        lines += fill(outcome, width, first=f"  call {i:>2}: ")
     if trip.store_error:
-        lines.append(f"  The breaker store (Redis) is unreachable ({trip.store_error}): breakers fail open, "
-                     "so none opened; the demo goes on without one.")
+        lines += fill(f"The breaker store (Redis) is unreachable ({trip.store_error}): breakers fail open, "
+                      "so none opened; the demo goes on without one.", width, first="  ")
         return "\n".join(lines)
     if not trip.failure_class:
-        lines.append(f"  No breaker opened after {len(trip.calls)} calls (the host answered often enough).")
+        lines += fill(f"No breaker opened after {len(trip.calls)} calls (the host answered often enough).", width, first="  ")
         return "\n".join(lines)
     until = datetime.fromtimestamp(trip.open_until_ms / 1000, UTC)
-    lines += [
-        f"  then, breaker open:  {trip.refused}",
-        f"Opened: the {trip.failure_class} breaker of route {trip.route} after {len(trip.calls)} calls; "
-        f"open until {until:%Y-%m-%d %H:%M:%S} UTC, then one trial call (half-open).",
-        f"  Look at it: {page_url}  (Observability > Circuit breakers; each call is under Routing > Request events).",
-    ]
+    lines += fill(trip.refused, width, first="  then, breaker open: ")
+    lines += fill(f"Opened: the {trip.failure_class} breaker of route {trip.route} after {len(trip.calls)} calls; "
+                  f"open until {until:%Y-%m-%d %H:%M:%S} UTC, then one trial call (half-open).", width, rest="  ",
+                  keep=[f"Opened: the {trip.failure_class} breaker of route {trip.route}",
+                        f"open until {until:%Y-%m-%d %H:%M:%S} UTC"])
+    lines += [f"  Look at it: {page_url}"]
+    lines += fill("(Observability > Circuit breakers; each call is under Routing > Request events).", width, first="  ")
     return "\n".join(lines)

@@ -124,3 +124,17 @@ def test_the_baseline_a_failure_was_held_against_is_named_from_the_round_evidenc
         "refusal on 1 of 1 reply against the model's baseline 2% (1,200 samples, p = 0.00041), "
         "ttft on 1 of 1 reply (no established baseline yet: 12 samples)"
     )
+
+
+def test_an_excerpt_is_cut_between_words_not_inside_one():
+    text = "By the time the boat reached the island, the fog had swallowed the whole coastline. " * 4
+    for index in (None, 50, 120, 200):
+        excerpt = excerpt_around(text, index, width=60)
+        shown = excerpt.before + excerpt.bad + excerpt.after
+        start = text.index(shown) if index is None else index - len(excerpt.before)
+        end = start + len(shown)
+        assert start == 0 or text[start - 1] == " ", (index, shown)
+        assert end == len(text) or text[end] in " ,.", (index, shown)
+        assert excerpt.at == index and (index is None or excerpt.bad == text[index])
+    # A run without spaces (no word to keep whole) is cut where the window ends.
+    assert excerpt_around("x" * 300, 150, width=60).after == "x" * 39

@@ -4,6 +4,7 @@ watches, and the demo's rounds stamped in the past, never in the future."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from datetime import UTC, datetime, timedelta
 from io import StringIO
@@ -94,6 +95,7 @@ def test_the_demo_stamps_no_round_in_the_future_and_ends_with_one_breaker_open(s
 
     monkeypatch.setattr(Command, "_redis_leave", read_then_leave)
     keys_before = set(breaker_store().client.scan_iter())
+    monkeypatch.setenv("COLUMNS", "80")
     before = timezone.now()
     text = run("demo", "--no-serve")
     after = timezone.now()
@@ -104,6 +106,15 @@ def test_the_demo_stamps_no_round_in_the_future_and_ends_with_one_breaker_open(s
     assert "Opened: the transient breaker of route llama-3-3-70b-instruct-meridian-fp8" in text
     assert "all_routes_suppressed" in text
     assert "/admin/observability/breakerboard/" in text
+    # It reads whole in a terminal 80 columns wide (COLUMNS, set above): wrapped at words,
+    # never wider.
+    assert max(len(line) for line in text.splitlines()) <= 80, max(text.splitlines(), key=len)
+    # The second round's header language is explained: the endpoints whose language probe
+    # showed an anomaly in the first round are prompted in its language again.
+    flat = " ".join(text.split())
+    assert "Prompted in another language than the round's" in flat
+    # The showcase tool call books a restaurant by an id, not by a sentence.
+    assert re.search(r'"restaurant_id": "restaurant_[0-9a-f]{8}"', flat), flat
     assert not list(seen["client"].scan_iter(match=f"{seen['prefix']}*"))
     # Nothing left outside its prefix either; other xdist workers' keys (their broker's and
     # live scorecard's, under ``test:<worker>:``, tests/environment.py) come and go meanwhile.

@@ -12,6 +12,7 @@ import pytest
 from django.core.management import call_command
 
 from canary.models import Decision, Endpoint, Notification
+from canary.report import render_round_table
 from tests.conftest import FLEETS
 
 pytestmark = pytest.mark.django_db
@@ -72,3 +73,25 @@ def test_reasons_name_the_check_and_how_many_replies_and_frozen_names_its_status
     assert "ctrl-FAIL" in table and "positive control, expected:" in table
     assert probe(report, "dynamo/bf16", "refusal")["control"] is True
     assert "positive control of refusal" in endpoint(report, "dynamo/bf16")["summary"]
+
+
+@pytest.mark.slow(30)
+def test_an_endpoint_prompted_again_in_its_anomalys_language_is_named_under_the_header(start_sim, use_sim, settings):
+    settings.NOTIFY_APPRISE_URLS = []
+    use_sim(start_sim(FLEETS / "default.json"))
+    out = StringIO()
+    # The rotation's language (no --language): an anomaly's language is repeated only then.
+    call_command("canary_round", "--mode", "enforce", "--now", "2026-11-29T10:00:00Z", "--json", stdout=out)
+    first = json.loads(out.getvalue())["language"]
+    out = StringIO()
+    call_command("canary_round", "--mode", "enforce", "--now", "2026-11-29T10:30:00Z", "--json", stdout=out)
+    report = json.loads(out.getvalue())
+    assert report["language"] != first
+    # The default fleet's language shifter and mojibake host showed an anomaly in the first
+    # round: every probe of theirs is in its language again, the others in the rotation's.
+    repeated = sorted(ep["tag"] for ep in report["endpoints"] if ep["language"] == first)
+    assert repeated == ["cinder/fp8", "juniper/fp8"]
+    assert all(ep["language"] == report["language"] for ep in report["endpoints"] if ep["tag"] not in repeated)
+    assert probe(report, "cinder/fp8", "language")["shown"]["language"] == first
+    text = " ".join(render_round_table(report).split())
+    assert f"Prompted in another language than the round's {report['language']}: cinder/fp8, juniper/fp8 in {first}" in text

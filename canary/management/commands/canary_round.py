@@ -17,6 +17,7 @@ from canary.services.rounds import NO_ENDPOINTS_TITLE, RoundError, round_close_s
 from canary.terms import Mode
 from core.identifiers import validate_model_id
 from core.management.strict import StrictCommand
+from core.terminal import terminal_width
 
 # Clock skew between the machine that types --now and this one.
 FUTURE_TOLERANCE = timedelta(minutes=5)
@@ -76,4 +77,4 @@ class Command(StrictCommand):
         if opts["json"]:
             self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
         else:
-            self.stdout.write(render_round_table(report))
+            self.stdout.write(render_round_table(report, terminal_width(self.stdout)))

@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 from datetime import datetime, timedelta
+from io import StringIO
 from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
@@ -39,6 +40,7 @@ from canary.terms import Mode
 from core.addr import addr_problem
 from core.management.strict import StrictCommand
 from core.redis_keys import keys_under_delete
+from core.terminal import fill, terminal_width
 from core.tokens import service_token_issue
 from fake_openrouter.process import SimulatorStartError, free_port, start_simulator
 from routing.demo import (
@@ -98,12 +100,14 @@ class Command(StrictCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         fleet = Path(opts["fleet"])
         self._addr = opts["addr"]
+        # Every line is wrapped at word boundaries to the terminal's width (80 to 100).
+        self._width = terminal_width(self.stdout)
         if not opts["no_serve"]:
             # runserver exits the process outright on a busy port (os._exit), which would
             # leave the simulator behind: find out before anything starts.
             addr_check(opts["addr"])
         port = free_port()
-        self.stdout.write(f"Starting the OpenRouter simulator with {fleet} on 127.0.0.1:{port} ...")
+        self._say(f"Starting the OpenRouter simulator with {fleet} on 127.0.0.1:{port} ...")
         try:
             sim = start_simulator(fleet, port)
         except SimulatorStartError as exc:
@@ -135,7 +139,7 @@ class Command(StrictCommand):
                 at = first + ROUND_INTERVAL * i
                 self.stdout.write(f"\nCanary round {i + 1} of {opts['rounds']} (time {at:%Y-%m-%d %H:%M} UTC) ...")
                 rnd = round_run(settings.CANARY_MODEL, now=at)
-                self.stdout.write(render_round_table(round_report(rnd)))
+                self.stdout.write(render_round_table(round_report(rnd), self._width))
             self._print_quarantine(now)
             self._gateway_tour()
             if opts["no_serve"]:
@@ -146,10 +150,9 @@ class Command(StrictCommand):
             admin.is_staff = admin.is_superuser = True
             admin.set_password(password)
             admin.save()
-            self.stdout.write(
-                f"\nWeb app: http://{opts['addr']}/admin/  login: admin  password: {password}\n"
-                f"Simulator stays up at {base} (Ctrl-C stops both).\n"
-            )
+            self.stdout.write(f"\nWeb app: http://{opts['addr']}/admin/  login: admin  password: {password}")
+            self._say(f"Simulator stays up at {base} (Ctrl-C stops both).")
+            self.stdout.write("")
             call_command("runserver", opts["addr"], use_reloader=False)
         finally:
             sim.terminate()
@@ -165,9 +168,13 @@ class Command(StrictCommand):
             client = redis.Redis.from_url(settings.ROUTING_REDIS_URL or settings.REDIS_URL, socket_timeout=2)
             removed = keys_under_delete(client, self._prefix)
         except redis.RedisError as exc:
-            self.stderr.write(f"could not remove the demo's Redis keys ({self._prefix}*): {exc}")
+            self.stderr.write("\n".join(fill(f"could not remove the demo's Redis keys ({self._prefix}*): {exc}", self._width)))
             return
-        self.stdout.write(f"Removed the demo's {removed} Redis key(s) under {self._prefix}*.")
+        self._say(f"Removed the demo's {removed} Redis key(s) under {self._prefix}*.")
+
+    def _say(self, text: str, first: str = "", rest: str = "  ") -> None:
+        """``text`` wrapped at word boundaries to the terminal's width."""
+        self.stdout.write("\n".join(fill(text, self._width, first=first, rest=rest)))
 
     def _print_quarantine(self, at: Any) -> None:
         """The suspensions the rounds decided and the merged ignore list."""
@@ -180,16 +187,23 @@ class Command(StrictCommand):
         if not states:
             self.stdout.write("  none")
         data = ignore_list_get(settings.CANARY_MODEL, at)
-        self.stdout.write(f"\nIgnore list of {settings.CANARY_MODEL}: {data['ignore']}")
+        self.stdout.write(f"\nIgnore list of {settings.CANARY_MODEL}:")
+        self._say(str(data["ignore"]), first="  ", rest="   ")
         for layer, targets in data["sources"].items():
-            self.stdout.write(f"  {layer:<9} {targets}")
+            self._say(str(targets), first=f"  {layer:<9} ", rest=" " * 13)
         name = f"demo-backend-{secrets.token_hex(3)}"
         _, token = service_token_issue(name)
+        # One part a line, joined again by the shell (a trailing backslash): each fits 80
+        # columns and the command can be copied whole.
         self.stdout.write(
             "\nThe product backend fetches it over the internal API (service token shown once):\n"
-            f"  curl -H 'Authorization: Bearer {token}' "
-            f"'http://{self._addr}/api/v1/routing/ignore?model={settings.CANARY_MODEL}'\n"
-            "\nScheduled rounds run on Celery with Redis; locally (PostgreSQL or SQLite, Redis on 127.0.0.1):\n"
+            f"  curl -G http://{self._addr}/api/v1/routing/ignore \\\n"
+            f"    --data-urlencode model={settings.CANARY_MODEL} \\\n"
+            f"    -H 'Authorization: Bearer {token}'"
+        )
+        self.stdout.write("")
+        self._say("Scheduled rounds run on Celery with Redis; locally (PostgreSQL or SQLite, Redis on 127.0.0.1):")
+        self.stdout.write(
             "  .venv/bin/celery -A reverie_ops worker -P threads -c 32 -Q canary -l info\n"
             "  .venv/bin/celery -A reverie_ops beat -l info   # exactly one beat process\n"
         )
@@ -204,7 +218,7 @@ class Command(StrictCommand):
         base = f"http://127.0.0.1:{server.server_port}/v1"
         try:
             calls = demo_calls(base, token, model_id=settings.CANARY_MODEL, flush=gateway_flush)
-            self.stdout.write(demo_report(calls))
+            self.stdout.write(demo_report(calls, self._width))
             route = demo_breaker_route(settings.CANARY_MODEL)
             routes_cache_clear()
             # The gateway's 502/503 answers are what this part shows, and it prints them
@@ -222,7 +236,7 @@ class Command(StrictCommand):
             server.shutdown()
             thread.join(5)
         page = f"http://{self._addr}{reverse('admin:observability_breakerboard_changelist')}"
-        self.stdout.write(demo_breaker_report(trip, page_url=page))
+        self.stdout.write(demo_breaker_report(trip, page_url=page, width=self._width))
 
     def _seed(self) -> None:
         """Discover once and mark the known content filter as the refusal probe's control."""
@@ -230,4 +244,6 @@ class Command(StrictCommand):
         for tag, kinds in DEMO_CONTROLS.items():
             Endpoint.objects.filter(model_id=settings.CANARY_MODEL, tag=tag).update(positive_control_kinds=kinds)
         # The reviewed layer comes from a versioned file in the repo.
-        call_command("exclusions_load", str(REVIEWED_FILE), stdout=self.stdout)
+        loaded = StringIO()
+        call_command("exclusions_load", str(REVIEWED_FILE), stdout=loaded)
+        self._say(loaded.getvalue().strip())
