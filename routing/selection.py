@@ -33,7 +33,8 @@ class RouteProfile:
 
     ``provider_tag`` pins one OpenRouter endpoint (``slug/variant``); None for a plain
     OpenAI-compatible ``base_url`` (None = the default OpenRouter URL).
-    ``context_length`` tokens; prices USD per token; ``health`` 0..1 (recent success
+    ``context_length`` tokens; prices USD per token (None = unknown: no price ceiling
+    admits it, costs count it 0, ranking puts it after a known price); ``health`` 0..1 (recent success
     share); ``latency_ms`` recent median (None = unmeasured);
     ``structured_honoured`` 0..1 share of the canary's structured-output verdicts that
     passed (None = no evidence); ``quantization`` the pinned endpoint's level as the
@@ -50,8 +51,8 @@ class RouteProfile:
     tools: bool = False
     output_modes: frozenset[str] = frozenset()
     model_class: str = ""
-    price_prompt_usd: float = 0.0
-    price_completion_usd: float = 0.0
+    price_prompt_usd: float | None = 0.0
+    price_completion_usd: float | None = 0.0
     region: str = ""
     health: float = 1.0
     latency_ms: float | None = None
@@ -102,8 +103,9 @@ def estimate_needs(messages: Sequence[Mapping[str, Any]], *, max_tokens: int | N
 
 
 def estimated_cost_usd(route: RouteProfile, needs: RequestNeeds) -> float:
-    """Upper estimate of one attempt's cost: input + reserved output tokens at list price."""
-    return needs.input_tokens * route.price_prompt_usd + needs.output_tokens * route.price_completion_usd
+    """Upper estimate of one attempt's cost: input + reserved output tokens at list price
+    (an unknown price counts 0)."""
+    return needs.input_tokens * (route.price_prompt_usd or 0.0) + needs.output_tokens * (route.price_completion_usd or 0.0)
 
 
 # The start of ``rejection_reason``'s answer for a route whose context is too small.
@@ -168,11 +170,14 @@ def rejection_reason(
 
 def rank(routes: Iterable[RouteProfile]) -> list[RouteProfile]:
     """Best first: health (in 5 % bands, so noise does not reorder), then latency
-    (unmeasured routes after measured ones), then price per output token, then name."""
+    (unmeasured routes after measured ones), then price per token (unknown after known),
+    then name."""
 
     def key(route: RouteProfile) -> tuple[float, float, float, str]:
         latency = route.latency_ms if route.latency_ms is not None else math.inf
-        return (-round(route.health * 20), latency, route.price_completion_usd + route.price_prompt_usd, route.name)
+        prompt, completion = route.price_prompt_usd, route.price_completion_usd
+        price = math.inf if prompt is None or completion is None else prompt + completion
+        return (-round(route.health * 20), latency, price, route.name)
 
     return sorted(routes, key=key)
 

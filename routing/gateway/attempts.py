@@ -51,7 +51,7 @@ from routing.gateway.upstream import AttemptOutcome, LiveAttempt, Upstream
 from routing.provider_prefs import constraints_of
 from routing.request_check import caused_by_request
 from routing.request_shape import attempt_cost, new_id, route_body
-from routing.selection import RequestNeeds, RouteProfile, candidates, fitting
+from routing.selection import RequestNeeds, RouteProfile, candidates, fitting, rejections_text
 from routing.stream import Answer
 from routing.terms import (
     REQUEST_LANGUAGE_SOURCES,
@@ -180,6 +180,9 @@ class RequestRun:
                 message = (f"the request cannot be served as asked: {where} ({fault['check']}); "
                            f"change it and send again. {message}")
                 code, cls = ErrorCode.REQUEST_UNSERVABLE, cls or FailureClass.INVALID_RESPONSE
+        if self.misfits and code != ErrorCode.NO_ELIGIBLE_ROUTE:  # recorded even when another route served
+            skipped = rejections_text({name: self.rejected[name] for name in self.misfits})
+            message = "; ".join(filter(None, [message, f"passed over for the provider preferences: {skipped}"]))
         return GatewayResult(
             operation_id=self.op,
             contract=self.contract.key,
@@ -579,5 +582,5 @@ class RequestRun:
                     route = t.route
                     if route is not None:
                         record.tokens_in = self.needs.input_tokens
-                        record.cost_usd = self.needs.input_tokens * route.price_prompt_usd
+                        record.cost_usd = self.needs.input_tokens * (route.price_prompt_usd or 0.0)
                     record.frozen = True
