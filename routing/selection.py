@@ -122,6 +122,41 @@ def rejections_text(rejected: Mapping[str, str]) -> str:
                      f"{', ...' if len(names) > 3 else ''})" for reason, names in groups.items())
 
 
+# The start of the reason a route passed over for its open (or busy half-open) breaker is
+# given (``breaker_reason``), which ``suppressed_message`` sets apart from the others.
+_BREAKER = "circuit breaker "
+
+
+def breaker_reason(state: str, blocked_by: str) -> str:
+    """Why a route whose breaker refused the call was passed over: ``circuit breaker open
+    (transient)``; ``blocked_by`` is the failure class or ``retry_after``."""
+    return f"{_BREAKER}{state} ({blocked_by})"
+
+
+def suppressed_message(rejected: Mapping[str, str], tried: Iterable[str] = ()) -> str:
+    """Why no route may be called now, for the 503 ``all_routes_suppressed``, with its
+    causes apart so on-call staff read it at a glance: the routes suppressed by their
+    breakers, each named with its state and class; the routes tried already; then those
+    not capable of the request (or not allowed it: the ignore list, the caller's provider
+    preferences), counted per reason (``no tool use: 15``), since they are often many and
+    the same. ``rejected``: route name -> why it was passed over."""
+    suppressed = {n: r.removeprefix(_BREAKER) for n, r in rejected.items() if r.startswith(_BREAKER)}
+    others: dict[str, int] = {}
+    for name, reason in rejected.items():
+        if name not in suppressed:
+            others[reason] = others.get(reason, 0) + 1
+    text = "every capable route is suppressed by its circuit breaker. Suppressed by breakers: " + (
+        "; ".join(f"{name}: {why}" for name, why in suppressed.items()) or "none")
+    tried = sorted(tried)
+    if tried:
+        text += f". Tried already: {', '.join(tried)}"
+    if others:
+        count = sum(others.values())
+        text += (f". Not capable: {count} route{'' if count == 1 else 's'} ("
+                 + "; ".join(f"{reason}: {n}" for reason, n in sorted(others.items(), key=lambda kv: (-kv[1], kv[0]))) + ")")
+    return text
+
+
 def no_route_message(contract_key: str, rejected: Mapping[str, str], needs: RequestNeeds) -> str:
     """Why no route may serve a request, for its 422: ``rejections_text``, then, when every
     route lacks the context, what the caller can change (``max_tokens``)."""

@@ -51,7 +51,14 @@ from routing.gateway.upstream import AttemptOutcome, LiveAttempt, Upstream
 from routing.provider_prefs import constraints_of
 from routing.request_check import caused_by_request
 from routing.request_shape import attempt_cost, new_id, route_body
-from routing.selection import RequestNeeds, RouteProfile, candidates, fitting, rejections_text
+from routing.selection import (
+    RequestNeeds,
+    RouteProfile,
+    breaker_reason,
+    candidates,
+    fitting,
+    rejections_text,
+)
 from routing.stream import Answer
 from routing.terms import (
     REQUEST_LANGUAGE_SOURCES,
@@ -260,7 +267,7 @@ class RequestRun:
             permit = self.gw.breakers.acquire(route.name, self.now_ms())
             if permit.allowed:
                 return route, permit, skipped
-            self.rejected[route.name] = f"circuit breaker {permit.state} ({permit.blocked_by})"
+            self.rejected[route.name] = breaker_reason(permit.state, permit.blocked_by)
             skipped.append(permit.until_ms)
         return None, None, skipped
 

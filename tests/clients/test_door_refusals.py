@@ -3,12 +3,16 @@ HTTP (gunicorn) with a 400 naming the field, before any route sees them."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import openai
 import pytest
+import redis
+from django.conf import settings
 
-from tests.clients.conftest import Live
+from routing.breaker import BreakerConfig, BreakerStore
+from tests.clients.conftest import ROUTES, Live
 from tests.routing.conftest import MODEL
 
 USER = {"role": "user", "content": "Say hello to the traveller."}
@@ -59,3 +63,21 @@ def test_a_json_format_under_a_contract_without_structured_output_is_a_400_namin
     error = refused(live, "chat@1", messages=[USER], response_format=response_format)
     assert (error["code"], error["field"]) == ("invalid_request", "response_format.type")
     assert "chat@1 has no structured output" in error["message"] and names in error["message"]
+
+
+@pytest.mark.django_db
+def test_every_route_suppressed_names_the_breakers_apart_from_the_routes_not_capable(live: Live) -> None:
+    store = BreakerStore(redis.Redis.from_url(settings.REDIS_URL), BreakerConfig(), prefix=live.prefix)
+    store.record("sup", int(time.time() * 1000), "transient", retry_after_s=60)
+    client = openai.OpenAI(base_url=live.url, api_key=live.token, max_retries=0)
+    with pytest.raises(openai.InternalServerError) as caught:
+        client.chat.completions.create(model=MODEL, messages=[USER], extra_headers=live.headers("suppressed@1"))
+    body = caught.value.body
+    error = body.get("error", body) if isinstance(body, dict) else {}
+    assert caught.value.status_code == 503 and error["code"] == "all_routes_suppressed"
+    # Before: one run of reasons, the breaker's among the other routes' model classes.
+    suppressed, _, incapable = error["message"].partition(". Not capable: ")
+    assert suppressed == "every capable route is suppressed by its circuit breaker. Suppressed by breakers: sup: open (retry_after)"
+    others = len(ROUTES) - 1
+    assert incapable.startswith(f"{others} routes (model class 'down' not allowed: 2; ")
+    assert incapable.count("not allowed") == len(set(ROUTES.values())) - 1
