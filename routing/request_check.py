@@ -446,9 +446,11 @@ def response_format_check(given: Any, contract: Contract,
 def _no_structured_output(contract: Contract, kind: str, output_contracts: Callable[[str], Sequence[str]] | None) -> str:
     """Why a ``kind`` response_format is refused under ``contract`` (no structured output),
     and where it is accepted."""
-    offered = list(output_contracts(kind)) if output_contracts is not None else []
-    where = (f"send it under a contract with {kind} output ({', '.join(offered)})" if offered
-             else f"no contract loaded here has {kind} output (a contract's output_mode makes one)")
+    offered = list(output_contracts(kind)) if output_contracts is not None else None
+    if offered == []:
+        where = f"no contract loaded here has {kind} output (a contract's output_mode makes one)"
+    else:  # None: this gateway cannot list them
+        where = f"send it under a contract with {kind} output" + (f" ({', '.join(offered)})" if offered else "")
     return (f"contract {contract.key} has no structured output: its routes are not chosen for honouring a {kind} "
             f"response_format and its replies are not checked against one; {where}, or omit response_format; "
             f"got {kind!r}")

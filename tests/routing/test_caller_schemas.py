@@ -114,7 +114,11 @@ def test_a_contract_without_structured_output_refuses_a_json_format_naming_those
     assert error.path == "response_format.type" and "chat@1 has no structured output" in str(error)
     assert f"({offered[given['type']][0]})" in str(error) and "omit response_format" in str(error)
     # Without a contract of that mode loaded, it says there is none.
-    assert "no contract loaded here" in str(refusal({"messages": MESSAGES, "response_format": given}, CHAT))
+    with pytest.raises(RequestInvalid) as none:
+        check_request({"messages": MESSAGES, "response_format": given}, CHAT, output_contracts=lambda mode: [])
+    assert f"no contract loaded here has {given['type']} output" in str(none.value)
+    # A gateway that cannot list them says where to send it all the same.
+    assert "send it under a contract with" in str(refusal({"messages": MESSAGES, "response_format": given}, CHAT))
 
 
 def test_a_contract_without_structured_output_takes_a_text_format_as_sent():
