@@ -122,39 +122,35 @@ def rejections_text(rejected: Mapping[str, str]) -> str:
                      f"{', ...' if len(names) > 3 else ''})" for reason, names in groups.items())
 
 
-# The start of the reason a route passed over for its open (or busy half-open) breaker is
-# given (``breaker_reason``), which ``suppressed_message`` sets apart from the others.
-_BREAKER = "circuit breaker "
-
-
-def breaker_reason(state: str, blocked_by: str) -> str:
-    """Why a route whose breaker refused the call was passed over: ``circuit breaker open
-    (transient)``; ``blocked_by`` is the failure class or ``retry_after``."""
-    return f"{_BREAKER}{state} ({blocked_by})"
-
-
-def suppressed_message(rejected: Mapping[str, str], tried: Iterable[str] = ()) -> str:
+def suppressed_message(rejected: Mapping[str, str], suppressed: Iterable[str], tried: Iterable[str] = ()) -> str:
     """Why no route may be called now, for the 503 ``all_routes_suppressed``, with its
-    causes apart so on-call staff read it at a glance: the routes suppressed by their
-    breakers, each named with its state and class; the routes tried already; then those
-    not capable of the request (or not allowed it: the ignore list, the caller's provider
-    preferences), counted per reason (``no tool use: 15``), since they are often many and
-    the same. ``rejected``: route name -> why it was passed over."""
-    suppressed = {n: r.removeprefix(_BREAKER) for n, r in rejected.items() if r.startswith(_BREAKER)}
+    causes apart so on-call staff read it at a glance: the routes ``suppressed`` by their
+    breakers, each named with why (``circuit breaker open (transient)``); the routes
+    ``tried`` already; then those not capable of the request (or not allowed it: the
+    ignore list, the caller's provider preferences), counted per reason (``no tool use:
+    15``), since they are often many and the same. ``rejected``: route name -> why it was
+    passed over."""
+    tried = set(tried)
+    blocked = [name for name in rejected if name in set(suppressed) - tried]
     others: dict[str, int] = {}
     for name, reason in rejected.items():
-        if name not in suppressed:
+        if name not in blocked and name not in tried:
             others[reason] = others.get(reason, 0) + 1
     text = "every capable route is suppressed by its circuit breaker. Suppressed by breakers: " + (
-        "; ".join(f"{name}: {why}" for name, why in suppressed.items()) or "none")
-    tried = sorted(tried)
+        "; ".join(f"{name}: {rejected[name].removeprefix('circuit breaker ')}" for name in blocked) or "none")
     if tried:
-        text += f". Tried already: {', '.join(tried)}"
+        text += f". Tried already: {', '.join(sorted(tried))}"
     if others:
         count = sum(others.values())
         text += (f". Not capable: {count} route{'' if count == 1 else 's'} ("
                  + "; ".join(f"{reason}: {n}" for reason, n in sorted(others.items(), key=lambda kv: (-kv[1], kv[0]))) + ")")
     return text
+
+
+def passed_over(message: str, misfits: Mapping[str, str]) -> str:
+    """``message`` with the routes the caller's provider preferences passed over and why
+    (route name -> reason) added, for the request's record even when another route served."""
+    return "; ".join(filter(None, [message, f"passed over for the provider preferences: {rejections_text(misfits)}"]))
 
 
 def no_route_message(contract_key: str, rejected: Mapping[str, str], needs: RequestNeeds) -> str:

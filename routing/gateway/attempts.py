@@ -51,14 +51,7 @@ from routing.gateway.upstream import AttemptOutcome, LiveAttempt, Upstream
 from routing.provider_prefs import constraints_of
 from routing.request_check import caused_by_request
 from routing.request_shape import attempt_cost, new_id, route_body
-from routing.selection import (
-    RequestNeeds,
-    RouteProfile,
-    breaker_reason,
-    candidates,
-    fitting,
-    rejections_text,
-)
+from routing.selection import RequestNeeds, RouteProfile, candidates, fitting, passed_over
 from routing.stream import Answer
 from routing.terms import (
     REQUEST_LANGUAGE_SOURCES,
@@ -150,6 +143,7 @@ class RequestRun:
         self.tries: list[Attempt] = []
         self.tried: set[str] = set()
         self.rejected: dict[str, str] = {}
+        self.suppressed: set[str] = set()  # passed over for their breakers
         self.lock = threading.Lock()
         # A streamed request held to a prefix commit point (``hold``).
         self.live = live
@@ -188,8 +182,7 @@ class RequestRun:
                            f"change it and send again. {message}")
                 code, cls = ErrorCode.REQUEST_UNSERVABLE, cls or FailureClass.INVALID_RESPONSE
         if self.misfits and code != ErrorCode.NO_ELIGIBLE_ROUTE:  # recorded even when another route served
-            skipped = rejections_text({name: self.rejected[name] for name in self.misfits})
-            message = "; ".join(filter(None, [message, f"passed over for the provider preferences: {skipped}"]))
+            message = passed_over(message, {name: self.rejected[name] for name in self.misfits})
         return GatewayResult(
             operation_id=self.op,
             contract=self.contract.key,
@@ -267,7 +260,8 @@ class RequestRun:
             permit = self.gw.breakers.acquire(route.name, self.now_ms())
             if permit.allowed:
                 return route, permit, skipped
-            self.rejected[route.name] = breaker_reason(permit.state, permit.blocked_by)
+            self.rejected[route.name] = f"circuit breaker {permit.state} ({permit.blocked_by})"
+            self.suppressed.add(route.name)
             skipped.append(permit.until_ms)
         return None, None, skipped
 

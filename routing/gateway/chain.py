@@ -138,7 +138,7 @@ class AttemptChain:
         wait_s = max(0.0, (min(expiries) - self.run.now_ms()) / 1000.0) if expiries else None
         return self.run.finish(
             RequestOutcome.FAILED, code=ErrorCode.ALL_ROUTES_SUPPRESSED, cls=failure.cls if failure else FailureClass.TRANSIENT,
-            message=suppressed_message(self.run.rejected, self.run.tried),
+            message=suppressed_message(self.run.rejected, self.run.suppressed, self.run.tried),
             retry_after_s=wait_s,
         )
 

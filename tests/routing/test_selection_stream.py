@@ -10,7 +10,6 @@ from openrouter.jsonbody import InvalidBodyError, decode_json
 from routing.contracts import contract_from_dict
 from routing.selection import (
     RequestNeeds,
-    breaker_reason,
     candidates,
     estimate_needs,
     no_route_message,
@@ -238,13 +237,13 @@ def test_every_route_suppressed_says_the_breakers_apart_from_the_routes_not_capa
     # Found by a new user's trial: booking-agent's 503 named the one suppressed route in a
     # list with the 15 routes that lack tools, in one run of reasons.
     rejected = {f"r{i:02}": "no tool use" for i in range(15)}
-    rejected["atlas-fp8"] = breaker_reason("open", "transient")
+    rejected["atlas-fp8"] = "circuit breaker open (transient)"
     rejected["small"] = "context 8192 < 9000 tokens needed"
-    assert suppressed_message(rejected) == (
+    assert suppressed_message(rejected, {"atlas-fp8"}) == (
         "every capable route is suppressed by its circuit breaker. Suppressed by breakers: atlas-fp8: open "
         "(transient). Not capable: 16 routes (no tool use: 15; context 8192 < 9000 tokens needed: 1)")
     # Two suppressed, one tried already (it failed, the others' breakers are open), none incapable.
-    both = {"a": breaker_reason("open", "retry_after"), "b": breaker_reason("half_open", "invalid_response")}
-    assert suppressed_message(both, ["c"]) == (
+    both = {"a": "circuit breaker open (retry_after)", "b": "circuit breaker half_open (invalid_response)"}
+    assert suppressed_message(both, {"a", "b"}, ["c"]) == (
         "every capable route is suppressed by its circuit breaker. Suppressed by breakers: a: open (retry_after); "
         "b: half_open (invalid_response). Tried already: c")
