@@ -3,7 +3,9 @@
 
 A configuration the commands cannot run with (a weak secret, a malformed DATABASE_URL, an
 unreachable or missing PostgreSQL database, an unmigrated database) ends the command with
-one line on stderr saying what is wrong, and exit status 1, instead of a traceback.
+one line on stderr saying what is wrong, and exit status 1, instead of a traceback. Help
+(``manage.py``, ``help [cmd]``, ``<cmd> --help``; ``reverie_ops.secret_key.help_invocation``)
+needs neither a secret nor a database.
 """
 
 import os
@@ -33,9 +35,10 @@ def main() -> None:
     except ImproperlyConfigured as exc:
         fail(str(exc))
     from reverie_ops.database import connection_problem, missing_table, not_migrated_message
+    from reverie_ops.secret_key import help_invocation
 
     command = sys.argv[1] if len(sys.argv) > 1 else "help"
-    if command not in NO_DATABASE_COMMANDS:
+    if command not in NO_DATABASE_COMMANDS and not help_invocation(sys.argv):
         problem = connection_problem(database)
         if problem:
             fail(problem)

@@ -4,6 +4,6 @@ Depends on httpx and the standard library only: nothing of the ops app is import
 backend can install or vendor this package alone.
 """
 
-from ignore_client.client import IgnoreList, IgnoreListClient
+from ignore_client.client import BadAnswer, IgnoreList, IgnoreListClient, TokenRejected
 
-__all__ = ["IgnoreList", "IgnoreListClient"]
+__all__ = ["BadAnswer", "IgnoreList", "IgnoreListClient", "TokenRejected"]

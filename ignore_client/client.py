@@ -14,6 +14,10 @@ The ops app being down, slow or wrong must never block or break a chat:
 - A 200 body is checked for shape and size (a JSON object with an ``ignore`` list of at most
   ``max_entries`` short strings, at most ``max_body_bytes``); anything else is a failed fetch.
 - The cache holds at most ``max_models`` models, least recently used evicted first.
+- A 401 or 403 is not an outage but a configuration error: the ops app refused the service
+  token. It is logged at ERROR as such, naming the token problem (never the token), and
+  served like a failure (the last good list, else an empty one, ``token_rejected=True``);
+  ``check`` raises it (``TokenRejected``) for a backend's start-up or health check.
 
 Revalidation uses the ETag (``If-None-Match`` -> 304) and honours ``max-age``.
 Pure of Django: HTTP client, clock and random source are arguments, so it runs in any backend.
@@ -46,7 +50,9 @@ class IgnoreList:
 
     ``ignore``: provider slugs or endpoint tags; ``fetched_at``: monotonic seconds of the
     last good answer (0 when never fetched); ``stale``: the list is older than the
-    client's ``max_stale_s`` or could never be fetched; ``error``: the last failure.
+    client's ``max_stale_s`` or could never be fetched; ``error``: the last failure;
+    ``token_rejected``: that failure was the ops app refusing the service token (401/403),
+    a configuration error no wait will mend.
     """
 
     ignore: tuple[str, ...]
@@ -54,6 +60,7 @@ class IgnoreList:
     stale: bool = False
     error: str | None = None
     sources: dict[str, list[str]] = field(default_factory=dict)
+    token_rejected: bool = False
 
 
 @dataclass
@@ -74,10 +81,26 @@ class _State:
     failures: int = 0
     retry_at: float = 0.0
     in_flight: bool = False
+    token_rejected: bool = False
 
 
 class BadAnswer(ValueError):
     """The ops app answered, but not with an ignore list (wrong status, shape or size)."""
+
+
+class TokenRejected(Exception):
+    """A configuration error, not an outage: the ops app refused the service token.
+    ``status`` 401 (missing, unknown, revoked, or rotated away: the ops app's
+    ``service_token`` command issues and rotates tokens) or 403 (the token may not read
+    this API). The message names the problem, never the token."""
+
+    def __init__(self, status: int) -> None:
+        problem = ("the token is not one it knows (unknown, revoked or rotated away)" if status == 401
+                   else "the token is not allowed to read the ignore list")
+        super().__init__(f"configuration error: the ops app refused this client's service token (HTTP {status}): "
+                         f"{problem}; give the client a valid token (issued on the ops app by "
+                         "`manage.py service_token issue|rotate NAME`)")
+        self.status = status
 
 
 class IgnoreListClient:
@@ -156,6 +179,15 @@ class IgnoreListClient:
         with self._idle:
             return self._idle.wait_for(lambda: not any(s.in_flight for s in self._models.values()), timeout_s)
 
+    def check(self, model_id: str) -> IgnoreList:
+        """Fetch ``model_id``'s list now, past the cache (which it leaves as it is), and
+        raise what fails: ``TokenRejected`` when the ops app refuses the token (a
+        configuration error), ``httpx.HTTPError`` when it cannot be reached or is too slow,
+        ``BadAnswer`` when it answers something else. For a backend's start-up or health
+        check: ``get`` never raises."""
+        fetched = self._fetch(model_id, None)
+        return IgnoreList(fetched.ignore, fetched.fetched_at, sources=fetched.sources)
+
     def provider_ignore(self, model_id: str) -> dict[str, list[str]]:
         """The ``provider`` fragment to merge into an OpenRouter chat request body."""
         return {"ignore": list(self.get(model_id).ignore)}
@@ -182,17 +214,23 @@ class IgnoreListClient:
         with self._lock:
             state = self._models.get(model_id) or _State()
             good = state.good
+        rejected = False
         try:
             fetched = self._fetch(model_id, good)
             error = None
+        except TokenRejected as exc:
+            fetched, error, rejected = None, str(exc), True
         except Exception as exc:  # noqa: BLE001 - whatever failed, the refresh must end (in_flight reset) and back off
             fetched, error = None, f"{type(exc).__name__}: {exc}"
         now = self._clock()
         with self._idle:
             state.in_flight = False
+            state.token_rejected = rejected
             if fetched is not None:
                 state.good, state.error, state.failures, state.retry_at = fetched, None, 0, 0.0
             else:
+                # A rejected token backs off as an outage does: a fixed one is read again
+                # within backoff_cap_s (the ops app may re-enable it).
                 ceiling = min(self._backoff[1], self._backoff[0] * 2.0 ** min(state.failures, 30))
                 state.error, state.failures = error, state.failures + 1
                 state.retry_at = now + self._rng.uniform(ceiling / 2, ceiling)
@@ -200,7 +238,7 @@ class IgnoreListClient:
             self._idle.notify_all()
 
     def _fetch(self, model_id: str, good: _Good | None) -> _Good:
-        """One GET of the ignore list; raises httpx.HTTPError or BadAnswer."""
+        """One GET of the ignore list; raises httpx.HTTPError, TokenRejected or BadAnswer."""
         headers = dict(self._headers)
         if good is not None and good.etag:
             headers["If-None-Match"] = good.etag
@@ -216,6 +254,8 @@ class IgnoreListClient:
                     raise httpx.ReadTimeout(f"answer took longer than {self._timeout} s")
         now = self._clock()
         fresh_until = now + _max_age(response)
+        if response.status_code in (401, 403):
+            raise TokenRejected(response.status_code)
         if response.status_code == 304 and good is not None:
             return _Good(good.ignore, good.sources, good.etag, now, fresh_until)
         if response.status_code != 200:
@@ -246,12 +286,20 @@ class IgnoreListClient:
         or an empty stale list if there never was one; lock held."""
         good = state.good
         if good is None:
-            return IgnoreList((), 0.0, stale=True, error=state.error or "never fetched (a fetch is in flight)")
+            return IgnoreList((), 0.0, stale=True, error=state.error or "never fetched (a fetch is in flight)",
+                              token_rejected=state.token_rejected)
         too_old = now - good.fetched_at > self._max_stale
-        return IgnoreList(good.ignore, good.fetched_at, stale=too_old, error=state.error, sources=good.sources)
+        return IgnoreList(good.ignore, good.fetched_at, stale=too_old, error=state.error, sources=good.sources,
+                          token_rejected=state.token_rejected)
 
     def _log_failure(self, model_id: str, state: _State, now: float) -> None:
         good = state.good
+        if state.token_rejected:
+            # Always an ERROR, whatever the list's age: no wait mends a wrong token.
+            serving = (f"serving the last good list ({now - good.fetched_at:.0f} s old)" if good is not None
+                       else "routing without the list (never fetched)")
+            log.error("ignore list of %s: %s; %s", model_id, state.error, serving)
+            return
         if good is None:
             log.error("ignore list of %s unavailable and never fetched (%s): routing without it", model_id, state.error)
             return

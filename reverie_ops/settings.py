@@ -8,6 +8,7 @@ start-up rather than silently becoming a default.
 
 from __future__ import annotations
 
+import secrets
 import sys
 import warnings
 from pathlib import Path
@@ -26,7 +27,7 @@ from reverie_ops.schedule import (
     observability_beat_schedule,
     routing_beat_schedule,
 )
-from reverie_ops.secret_key import secret_key_problem
+from reverie_ops.secret_key import help_invocation, secret_key_problem
 
 # Lets admin and model classes be subscripted for typing (ModelAdmin[Endpoint]) at run time.
 django_stubs_ext.monkeypatch()
@@ -46,7 +47,11 @@ elif not DEBUG:
     # check (security.W009: at least 50 characters, 5 distinct, no "django-insecure-"
     # prefix) plus the example's placeholder.
     _secret_problem = secret_key_problem(SECRET_KEY)
-    if _secret_problem:
+    if _secret_problem and help_invocation(sys.argv):
+        # `manage.py <cmd> --help` signs nothing: a throwaway key, never stored, so an
+        # operator reads the help before a secret exists. Serving still needs the real one.
+        SECRET_KEY = secrets.token_urlsafe(50)
+    elif _secret_problem:
         raise environ.ImproperlyConfigured(
             f"DJANGO_SECRET_KEY {_secret_problem} (DJANGO_DEBUG is off); generate one with: "
             "python -c 'import secrets; print(secrets.token_urlsafe(50))'"

@@ -63,6 +63,12 @@ def plain_value(value: Any) -> Any:
     return value
 
 
+def shown_value(value: Any) -> Any:
+    """A field's value for a person: ``plain_value``, and ``unknown`` for a price the
+    listing did not give (None), never a $0 it is not."""
+    return "unknown" if value is None else plain_value(value)  # vocabulary: a price not known, shown
+
+
 def route_name(model_id: str, tag: str) -> str:
     """A stable slug for the route of ``tag`` serving ``model_id``:
     ``("meta-llama/llama-3.3-70b-instruct", "atlas/fp8")`` -> ``llama-3-3-70b-instruct-atlas-fp8``."""
@@ -112,8 +118,9 @@ def routes_sync(model_id: str, *, enable_new: bool = False, model_class: str = "
                 "context_length": ep.context_length,
                 "tools": "tools" in params,
                 "output_modes": output_modes(params),
-                "price_prompt_usd": ep.price_prompt_usd or 0,
-                "price_completion_usd": ep.price_completion_usd or 0,
+                # None when the listing gives none: unknown, not free (routing.provider_prefs).
+                "price_prompt_usd": ep.price_prompt_usd,
+                "price_completion_usd": ep.price_completion_usd,
             }
             if model_class and (route is None or not route.model_class):
                 profile["model_class"] = model_class

@@ -68,8 +68,12 @@ class Route(models.Model):
     tools = models.BooleanField(default=False)
     output_modes = models.JSONField(default=list, blank=True, help_text='e.g. ["json_object", "json_schema"]')
     model_class = models.CharField(max_length=50, blank=True)
-    price_prompt_usd = models.DecimalField(max_digits=20, decimal_places=12, default=0)
-    price_completion_usd = models.DecimalField(max_digits=20, decimal_places=12, default=0)
+    # Empty (NULL): the price is unknown, which is not free: a caller's provider.max_price
+    # passes the route over (routing.provider_prefs).
+    price_prompt_usd = models.DecimalField(max_digits=20, decimal_places=12, null=True, blank=True, default=None,
+                                           help_text="USD per token; empty = unknown.")
+    price_completion_usd = models.DecimalField(max_digits=20, decimal_places=12, null=True, blank=True, default=None,
+                                               help_text="USD per token; empty = unknown.")
     region = models.CharField(max_length=50, blank=True)
     enabled = models.BooleanField(default=True)
     health = models.FloatField(default=1.0)

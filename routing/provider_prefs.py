@@ -8,7 +8,8 @@ preferences"). Where the gateway knows a route's endpoint facts it applies two o
 before any attempt:
 
 - ``max_price`` (``prompt`` / ``completion``, USD per million tokens, numbers or numeric
-  strings as OpenRouter takes them): a route whose list price is above it is not tried;
+  strings as OpenRouter takes them): a route whose list price is above it, or unknown (the
+  listing gave none), is not tried;
 - ``quantizations`` (OpenRouter's enum, ``QUANTIZATIONS``; ``fp4`` also covers ``mxfp4``
   and ``nvfp4``, ``fp8`` covers ``mxfp8``, as OpenRouter documents it): a route whose
   endpoint's quantization is known (the canary's listing) and not among them is not tried.
@@ -127,14 +128,20 @@ def constraints_of(provider: Mapping[str, Any] | None) -> ProviderConstraints:
     return ProviderConstraints(prices["prompt"], prices["completion"], accepted)
 
 
-def route_misfit(constraints: ProviderConstraints, *, price_prompt_usd: float, price_completion_usd: float,
+def route_misfit(constraints: ProviderConstraints, *, price_prompt_usd: float | None, price_completion_usd: float | None,
                  quantization: str | None, pinned: bool) -> tuple[str, str] | None:
     """(field, why) of the first constraint a route breaks, or None when it fits (or the
-    gateway cannot tell). Prices: the route's list price, USD per token; ``quantization``
-    its endpoint's level (None: unknown); ``pinned``: the route is an OpenRouter endpoint
-    (only those have a quantization the client can select)."""
+    gateway cannot tell a quantization). Prices: the route's list price, USD per token
+    (None: unknown, which no ceiling admits: an unknown price is not a price under it);
+    ``quantization`` its endpoint's level (None: unknown); ``pinned``: the route is an
+    OpenRouter endpoint (only those have a quantization the client can select)."""
     for key, limit, price in (("prompt", constraints.max_price_prompt, price_prompt_usd),
                               ("completion", constraints.max_price_completion, price_completion_usd)):
+        if limit is not None and price is None:
+            return (f"provider.max_price.{key}",
+                    f"{key} price unknown (the route has none), so not known to be within provider.max_price.{key} {limit:g}")
+        if price is None:
+            continue
         per_million = price * _PER_MILLION
         # Rounded to the listing's precision: 1e-7 USD per token is 0.1 per million, not 0.09999.
         if limit is not None and round(per_million, 6) > limit:

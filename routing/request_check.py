@@ -28,13 +28,13 @@ on the client) already count against no route (``Failure.counts_against_route``)
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from core.strict_json import NotJsonNumber
 from routing.contracts import Contract
 from routing.provider_prefs import ProviderInvalid, check_passed_on, constraints_of
-from routing.terms import FinishReason
+from routing.terms import FinishReason, OutputMode
 from routing.tool_schema import schema_difference
 
 MAX_DEPTH = 64
@@ -323,9 +323,11 @@ def caused_by_request(finish_reason: str | None, client_max_tokens: int | None) 
     return finish_reason == FinishReason.LENGTH and client_max_tokens is not None
 
 
-def check_request(body: Any, contract: Contract) -> None:
+def check_request(body: Any, contract: Contract, *, output_contracts: Callable[[str], Sequence[str]] | None = None) -> None:
     """Reject what no route should ever see (field case 4). Raises ``RequestInvalid``
-    with a message naming the field; returns None when the request is well formed."""
+    with a message naming the field; returns None when the request is well formed.
+    ``output_contracts(mode)``: the contracts (``name@version``) whose output mode is
+    ``mode``, named when a ``response_format`` is refused (``response_format_check``)."""
     if not isinstance(body, dict):
         raise RequestInvalid("", "the request body must be a JSON object")
     messages = body.get("messages")
@@ -378,7 +380,7 @@ def check_request(body: Any, contract: Contract) -> None:
             if name not in contract.tools:
                 raise RequestInvalid(f"tools[{i}].function.name", f"tool {name!r} is not registered in contract {contract.key}; registered: {sorted(contract.tools)}")
             tool_schema_check(i, name, tool["function"].get("parameters"), contract)
-    response_format_check(body.get("response_format"), contract)
+    response_format_check(body.get("response_format"), contract, output_contracts)
 
 
 def _tool_name(tool: Any, index: int) -> str:
@@ -399,7 +401,8 @@ def _tool_name(tool: Any, index: int) -> str:
     return name
 
 
-def response_format_check(given: Any, contract: Contract) -> None:
+def response_format_check(given: Any, contract: Contract,
+                          output_contracts: Callable[[str], Sequence[str]] | None = None) -> None:
     """On a contract with structured output the format is the contract's, as tools are
     (routing/README.md, "Structured output: the contract's schema, or a 400"): the caller
     omits ``response_format`` (the gateway sends the contract's) or sends the contract's
@@ -407,10 +410,17 @@ def response_format_check(given: Any, contract: Contract) -> None:
     and local ``$ref``s read in place (``routing.tool_schema.schema_difference``). Raises
     ``RequestInvalid`` at ``response_format.type`` for another mode and at
     ``response_format.json_schema.schema`` naming the first path that differs. A contract
-    without structured output leaves the caller's format as sent."""
-    if given is None or contract.output_mode == "none" or not isinstance(given, dict):
+    without structured output takes ``{"type": "text"}`` (what it answers) and refuses
+    ``json_object`` or ``json_schema`` at ``response_format.type``, naming the contracts
+    of that mode (``output_contracts(mode)``): its routes were not chosen for honouring
+    one and its replies are not checked against one."""
+    if given is None or not isinstance(given, dict):
         return
     kind = given.get("type")
+    if contract.output_mode == OutputMode.NONE:
+        if kind in (OutputMode.JSON_OBJECT, OutputMode.JSON_SCHEMA):
+            raise RequestInvalid("response_format.type", _no_structured_output(contract, kind, output_contracts))
+        return
     if kind != contract.output_mode:
         wanted = ("its JSON schema (json_schema): send that schema unchanged"
                   if contract.output_mode == "json_schema" else "a JSON object (json_object): send {'type': 'json_object'}")
@@ -431,6 +441,19 @@ def response_format_check(given: Any, contract: Contract) -> None:
             f"differs from contract {contract.key}'s output schema at {path} ({said}); "
             "send the contract's schema unchanged, or omit response_format and the gateway sends it",
         )
+
+
+def _no_structured_output(contract: Contract, kind: str, output_contracts: Callable[[str], Sequence[str]] | None) -> str:
+    """Why a ``kind`` response_format is refused under ``contract`` (no structured output),
+    and where it is accepted."""
+    offered = list(output_contracts(kind)) if output_contracts is not None else None
+    if offered == []:
+        where = f"no contract loaded here has {kind} output (a contract's output_mode makes one)"
+    else:  # None: this gateway cannot list them
+        where = f"send it under a contract with {kind} output" + (f" ({', '.join(offered)})" if offered else "")
+    return (f"contract {contract.key} has no structured output: its routes are not chosen for honouring a {kind} "
+            f"response_format and its replies are not checked against one; {where}, or omit response_format; "
+            f"got {kind!r}")
 
 
 def tool_schema_check(index: int, name: str, given: Any, contract: Contract) -> None:

@@ -79,7 +79,8 @@ def route_body(route: RouteProfile, base: Mapping[str, Any], client_provider: Ma
 
 def attempt_cost(route: RouteProfile, usage: Mapping[str, Any] | None, needs: RequestNeeds, billed: bool) -> tuple[int, int, float]:
     """(tokens in, tokens out, USD): the upstream's reported cost when present, else the
-    list price; a failure with no output is free unless ``billed`` (output was made)."""
+    list price (an unknown one counts 0); a failure with no output is free unless
+    ``billed`` (output was made)."""
     if usage:
         prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
         tin = prompt if isinstance(prompt, int) else needs.input_tokens
@@ -87,7 +88,7 @@ def attempt_cost(route: RouteProfile, usage: Mapping[str, Any] | None, needs: Re
         cost = usage.get("cost")
         if isinstance(cost, int | float) and not isinstance(cost, bool):
             return tin, tout, float(cost)
-        return tin, tout, tin * route.price_prompt_usd + tout * route.price_completion_usd
+        return tin, tout, tin * (route.price_prompt_usd or 0.0) + tout * (route.price_completion_usd or 0.0)
     if billed:
-        return needs.input_tokens, 0, needs.input_tokens * route.price_prompt_usd
+        return needs.input_tokens, 0, needs.input_tokens * (route.price_prompt_usd or 0.0)
     return 0, 0, 0.0

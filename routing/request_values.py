@@ -93,14 +93,28 @@ def _tools(tools: Any) -> None:
         seen[name] = i
 
 
+# What an assistant message may say instead of text: OpenAI's chat API reference gives its
+# ``content`` as "required unless tool_calls or function_call is specified"; a refusal, an
+# earlier audio reply (by id) and OpenRouter's reasoning are what a reply sent back holds.
+_ASSISTANT_SAYS = ("tool_calls", "function_call", "refusal", "audio", "reasoning", "reasoning_details")
+
+
 def _messages(messages: list[Any]) -> None:
-    """A user message says something; a tool message answers a call an earlier assistant
-    message made (by its ``id``)."""
+    """A user, system or developer message says something; an assistant message says
+    something or carries what it said instead (``_ASSISTANT_SAYS``); a tool message answers
+    a call an earlier assistant message made (by its ``id``). A blank system prompt was
+    sent as nothing at all; a blank assistant turn is a template that lost its text (the
+    host sees a turn it never wrote). A tool message may be empty: a function may return
+    nothing."""
     calls: set[str] = set()
     for i, message in enumerate(messages):
         role = message.get("role")
-        if role == "user" and _blank(message.get("content")):
-            raise BodyInvalid(f"messages[{i}].content", f"a user message needs text, got {message.get('content')!r}")
+        content = message.get("content")
+        if role in ("user", "system", "developer") and _blank(content):
+            raise BodyInvalid(f"messages[{i}].content", f"a {role} message needs text, got {content!r}")
+        if role == "assistant" and _blank(content) and not any(_said(message.get(key)) for key in _ASSISTANT_SAYS):
+            raise BodyInvalid(f"messages[{i}].content", f"an assistant message needs text, or the tool_calls it made "
+                              f"(OpenAI: content is required unless tool_calls is given), got {content!r}")
         if role == "assistant":
             calls.update(c["id"] for c in message.get("tool_calls") or [])
         if role == "tool" and message["tool_call_id"] not in calls:
@@ -109,9 +123,20 @@ def _messages(messages: list[Any]) -> None:
 
 
 def _blank(content: Any) -> bool:
-    """An empty or whitespace-only string, or a list of parts with no part but blank text."""
+    """None (absent), an empty or whitespace-only string, or a list of parts with no part
+    but blank text."""
+    if content is None:
+        return True
     if isinstance(content, str):
         return not content.strip()
     if isinstance(content, list):
         return all(p.get("type") == "text" and not p.get("text", "").strip() for p in content)
     return False
+
+
+def _said(value: Any) -> bool:
+    """A field an assistant message holds instead of text, present and not blank (``null``
+    and ``[]`` are what the openai SDK's ``model_dump()`` of a text reply holds)."""
+    if isinstance(value, str):
+        return bool(value.strip())
+    return bool(value)

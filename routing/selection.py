@@ -33,7 +33,8 @@ class RouteProfile:
 
     ``provider_tag`` pins one OpenRouter endpoint (``slug/variant``); None for a plain
     OpenAI-compatible ``base_url`` (None = the default OpenRouter URL).
-    ``context_length`` tokens; prices USD per token; ``health`` 0..1 (recent success
+    ``context_length`` tokens; prices USD per token (None = unknown: no price ceiling
+    admits it, costs count it 0, ranking puts it after a known price); ``health`` 0..1 (recent success
     share); ``latency_ms`` recent median (None = unmeasured);
     ``structured_honoured`` 0..1 share of the canary's structured-output verdicts that
     passed (None = no evidence); ``quantization`` the pinned endpoint's level as the
@@ -50,8 +51,8 @@ class RouteProfile:
     tools: bool = False
     output_modes: frozenset[str] = frozenset()
     model_class: str = ""
-    price_prompt_usd: float = 0.0
-    price_completion_usd: float = 0.0
+    price_prompt_usd: float | None = 0.0
+    price_completion_usd: float | None = 0.0
     region: str = ""
     health: float = 1.0
     latency_ms: float | None = None
@@ -102,8 +103,9 @@ def estimate_needs(messages: Sequence[Mapping[str, Any]], *, max_tokens: int | N
 
 
 def estimated_cost_usd(route: RouteProfile, needs: RequestNeeds) -> float:
-    """Upper estimate of one attempt's cost: input + reserved output tokens at list price."""
-    return needs.input_tokens * route.price_prompt_usd + needs.output_tokens * route.price_completion_usd
+    """Upper estimate of one attempt's cost: input + reserved output tokens at list price
+    (an unknown price counts 0)."""
+    return needs.input_tokens * (route.price_prompt_usd or 0.0) + needs.output_tokens * (route.price_completion_usd or 0.0)
 
 
 # The start of ``rejection_reason``'s answer for a route whose context is too small.
@@ -118,6 +120,37 @@ def rejections_text(rejected: Mapping[str, str]) -> str:
         groups.setdefault(reason, []).append(name)
     return "; ".join(f"{reason} ({len(names)} route{'' if len(names) == 1 else 's'}: {', '.join(names[:3])}"
                      f"{', ...' if len(names) > 3 else ''})" for reason, names in groups.items())
+
+
+def suppressed_message(rejected: Mapping[str, str], suppressed: Iterable[str], tried: Iterable[str] = ()) -> str:
+    """Why no route may be called now, for the 503 ``all_routes_suppressed``, with its
+    causes apart so on-call staff read it at a glance: the routes ``suppressed`` by their
+    breakers, each named with why (``circuit breaker open (transient)``); the routes
+    ``tried`` already; then those not capable of the request (or not allowed it: the
+    ignore list, the caller's provider preferences), counted per reason (``no tool use:
+    15``), since they are often many and the same. ``rejected``: route name -> why it was
+    passed over."""
+    tried = set(tried)
+    blocked = [name for name in rejected if name in set(suppressed) - tried]
+    others: dict[str, int] = {}
+    for name, reason in rejected.items():
+        if name not in blocked and name not in tried:
+            others[reason] = others.get(reason, 0) + 1
+    text = "every capable route is suppressed by its circuit breaker. Suppressed by breakers: " + (
+        "; ".join(f"{name}: {rejected[name].removeprefix('circuit breaker ')}" for name in blocked) or "none")
+    if tried:
+        text += f". Tried already: {', '.join(sorted(tried))}"
+    if others:
+        count = sum(others.values())
+        text += (f". Not capable: {count} route{'' if count == 1 else 's'} ("
+                 + "; ".join(f"{reason}: {n}" for reason, n in sorted(others.items(), key=lambda kv: (-kv[1], kv[0]))) + ")")
+    return text
+
+
+def passed_over(message: str, misfits: Mapping[str, str]) -> str:
+    """``message`` with the routes the caller's provider preferences passed over and why
+    (route name -> reason) added, for the request's record even when another route served."""
+    return "; ".join(filter(None, [message, f"passed over for the provider preferences: {rejections_text(misfits)}"]))
 
 
 def no_route_message(contract_key: str, rejected: Mapping[str, str], needs: RequestNeeds) -> str:
@@ -168,11 +201,14 @@ def rejection_reason(
 
 def rank(routes: Iterable[RouteProfile]) -> list[RouteProfile]:
     """Best first: health (in 5 % bands, so noise does not reorder), then latency
-    (unmeasured routes after measured ones), then price per output token, then name."""
+    (unmeasured routes after measured ones), then price per token (unknown after known),
+    then name."""
 
     def key(route: RouteProfile) -> tuple[float, float, float, str]:
         latency = route.latency_ms if route.latency_ms is not None else math.inf
-        return (-round(route.health * 20), latency, route.price_completion_usd + route.price_prompt_usd, route.name)
+        prompt, completion = route.price_prompt_usd, route.price_completion_usd
+        price = math.inf if prompt is None or completion is None else prompt + completion
+        return (-round(route.health * 20), latency, price, route.name)
 
     return sorted(routes, key=key)
 

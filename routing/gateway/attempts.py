@@ -51,7 +51,7 @@ from routing.gateway.upstream import AttemptOutcome, LiveAttempt, Upstream
 from routing.provider_prefs import constraints_of
 from routing.request_check import caused_by_request
 from routing.request_shape import attempt_cost, new_id, route_body
-from routing.selection import RequestNeeds, RouteProfile, candidates, fitting
+from routing.selection import RequestNeeds, RouteProfile, candidates, fitting, passed_over
 from routing.stream import Answer
 from routing.terms import (
     REQUEST_LANGUAGE_SOURCES,
@@ -143,6 +143,7 @@ class RequestRun:
         self.tries: list[Attempt] = []
         self.tried: set[str] = set()
         self.rejected: dict[str, str] = {}
+        self.suppressed: set[str] = set()  # passed over for their breakers
         self.lock = threading.Lock()
         # A streamed request held to a prefix commit point (``hold``).
         self.live = live
@@ -180,6 +181,8 @@ class RequestRun:
                 message = (f"the request cannot be served as asked: {where} ({fault['check']}); "
                            f"change it and send again. {message}")
                 code, cls = ErrorCode.REQUEST_UNSERVABLE, cls or FailureClass.INVALID_RESPONSE
+        if self.misfits and code != ErrorCode.NO_ELIGIBLE_ROUTE:  # recorded even when another route served
+            message = passed_over(message, {name: self.rejected[name] for name in self.misfits})
         return GatewayResult(
             operation_id=self.op,
             contract=self.contract.key,
@@ -258,6 +261,7 @@ class RequestRun:
             if permit.allowed:
                 return route, permit, skipped
             self.rejected[route.name] = f"circuit breaker {permit.state} ({permit.blocked_by})"
+            self.suppressed.add(route.name)
             skipped.append(permit.until_ms)
         return None, None, skipped
 
@@ -585,5 +589,5 @@ class RequestRun:
                     route = t.route
                     if route is not None:
                         record.tokens_in = self.needs.input_tokens
-                        record.cost_usd = self.needs.input_tokens * route.price_prompt_usd
+                        record.cost_usd = self.needs.input_tokens * (route.price_prompt_usd or 0.0)
                     record.frozen = True

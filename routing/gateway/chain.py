@@ -35,7 +35,7 @@ from routing.deadline import AttemptTimes
 from routing.failures import Failure, FailureClass
 from routing.gateway.attempts import Attempt, RequestRun
 from routing.gateway.result import Committed, GatewayResult
-from routing.selection import RouteProfile, no_route_message, rejections_text
+from routing.selection import RouteProfile, no_route_message, suppressed_message
 from routing.terms import Blame, CutReason, ErrorCode, RequestOutcome
 
 
@@ -138,7 +138,7 @@ class AttemptChain:
         wait_s = max(0.0, (min(expiries) - self.run.now_ms()) / 1000.0) if expiries else None
         return self.run.finish(
             RequestOutcome.FAILED, code=ErrorCode.ALL_ROUTES_SUPPRESSED, cls=failure.cls if failure else FailureClass.TRANSIENT,
-            message=f"every capable route is suppressed by its circuit breaker: {rejections_text(self.run.rejected)}",
+            message=suppressed_message(self.run.rejected, self.run.suppressed, self.run.tried),
             retry_after_s=wait_s,
         )
 

@@ -46,7 +46,9 @@ class Gateway:
     seconds; ``wall``: epoch seconds (breaker times shared across processes); ``sleep``;
     ``rng``: backoff jitter; ``ignored(model_id)``: lower-cased tags/slugs on the ignore
     list; ``sink``: receives every ``GatewayResult``; ``pool``: threads for hedges;
-    ``demoted(model_id)``: lower-cased tags of live suspects (ranked after their peers).
+    ``demoted(model_id)``: lower-cased tags of live suspects (ranked after their peers);
+    ``output_contracts(mode)``: the contracts (``name@version``) of that output mode, named
+    when a caller's ``response_format`` is refused under a contract without it.
     """
 
     def __init__(
@@ -64,6 +66,7 @@ class Gateway:
         min_structured_honoured: float = DEFAULT_MIN_STRUCTURED_HONOURED,
         pool: ThreadPoolExecutor | None = None,
         demoted: Callable[[str], frozenset[str]] | None = None,
+        output_contracts: Callable[[str], Sequence[str]] | None = None,
     ) -> None:
         self.routes = routes
         self.upstream = upstream
@@ -77,6 +80,7 @@ class Gateway:
         self.min_structured_honoured = min_structured_honoured
         self._pool = pool
         self.demoted = demoted
+        self.output_contracts = output_contracts
         self._pool_lock = threading.Lock()
 
     # ------------------------------------------------------------------ entry point
@@ -99,7 +103,7 @@ class Gateway:
         """
         deadline = Deadline(contract.deadline_s, self.clock)
         started_wall = self.wall()
-        check_request(body, contract)
+        check_request(body, contract, output_contracts=self.output_contracts)
         op = operation_id or new_id()
         messages = body["messages"]
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or contract.max_output_tokens

@@ -1,5 +1,5 @@
 """Contracts, the writes and the per-process cache: ``contract_version_create``,
-``contracts_load_files`` (and ``_file``), ``contract_model_classes``, ``contract_get``
+``contracts_load_files`` (and ``_file``), ``contract_model_classes``, ``contracts_with_output``, ``contract_get``
 (cached: versions are immutable; ``contracts_cache_clear`` drops this process's copies).
 """
 
@@ -129,6 +129,17 @@ def contract_model_classes() -> set[str]:
     for row in ContractVersion.objects.order_by("name", "version"):
         latest[row.name] = row.spec
     return {c for spec in latest.values() for c in (spec.get("model_classes") or []) if isinstance(c, str)}
+
+
+def contracts_with_output(mode: str) -> list[str]:
+    """``name@version`` of each contract whose latest version's ``output_mode`` is ``mode``
+    (``json_object``, ``json_schema``), sorted: where a caller's ``response_format`` of
+    that mode is taken (routing/README.md, "Structured output: the contract's schema, or
+    a 400"). Read only when a request is refused for one."""
+    latest: dict[str, tuple[int, Any]] = {}
+    for name, version, spec in ContractVersion.objects.order_by("name", "version").values_list("name", "version", "spec"):
+        latest[name] = (version, spec.get("output_mode") if isinstance(spec, dict) else None)
+    return [f"{name}@{version}" for name, (version, output_mode) in sorted(latest.items()) if output_mode == mode]
 
 
 def _nearest(name: str) -> str:

@@ -26,7 +26,7 @@ from routing.gateway.result import EventSink
 from routing.gateway.upstream import Upstream
 from routing.models import ContractVersion
 from routing.selection import RouteProfile
-from routing.services.contracts import contract_get, contracts_cache_clear
+from routing.services.contracts import contract_get, contracts_cache_clear, contracts_with_output
 from routing.services.routes import ignored_get, route_profiles, routes_cache_clear
 
 _gateway: Gateway | None = None
@@ -88,6 +88,7 @@ def gateway_get() -> Gateway:
                 sink=sink,
                 min_structured_honoured=settings.ROUTING_MIN_STRUCTURED_HONOURED,
                 demoted=demoted_get,
+                output_contracts=contracts_with_output,
             )
         return _gateway
 

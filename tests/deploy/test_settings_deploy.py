@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from reverie_ops.secret_key import secret_key_problem
+from reverie_ops.secret_key import help_invocation, secret_key_problem
 from tests.deploy.compose import ROOT, process_environment
 
 
@@ -81,3 +81,36 @@ def test_the_secret_rule_follows_djangos_deployment_check():
     assert secret_key_problem("django-insecure-" + "k" * 50) == "is a development key (django-insecure- prefix)"
     assert secret_key_problem("ab" * 30) == "has fewer than 5 distinct characters"
     assert secret_key_problem("abcdefghij" * 5) is None
+
+
+# Found by a new user's trial: `manage.py <cmd> --help` asked for DJANGO_DEBUG or a secret.
+@pytest.mark.parametrize("args", [("canary_round", "--help"), ("routes_sync", "-h"), ("help", "ignore_list"), ("help",), ()])
+def test_help_needs_neither_a_secret_nor_a_database(args: tuple[str, ...]):
+    # The compose environment's database (host "db") is not reachable here: help never asks.
+    done = _manage(process_environment("web", DJANGO_SECRET_KEY=""), *args)
+    assert done.returncode == 0, done.stderr
+    assert "usage: manage.py" in done.stdout or "canary_round" in done.stdout
+    assert "DJANGO_SECRET_KEY" not in done.stderr and "not properly configured" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("command", [
+    [sys.executable, "manage.py", "runserver", "--noreload"],
+    # What gunicorn loads, with a help option in its arguments: not manage.py, so no help.
+    [sys.executable, "-c", "import reverie_ops.wsgi", "--help"],
+    # After "--" a "--help" is a value (a file name), and the command would run.
+    [sys.executable, "manage.py", "exclusions_load", "--", "--help"],
+], ids=["runserver", "wsgi", "after-double-dash"])
+def test_serving_or_running_a_command_still_refuses_without_a_secret(command: list[str]):
+    env = {**process_environment("web", DJANGO_SECRET_KEY=""), "DJANGO_SETTINGS_MODULE": "reverie_ops.settings"}
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "DJANGO_SECRET_KEY is not set" in done.stderr, done.stderr
+
+
+def test_a_help_invocation_is_manage_py_asked_for_help_or_its_version_only():
+    for argv in (["manage.py"], ["/srv/app/manage.py", "--help"], ["manage.py", "version"],
+                 ["manage.py", "canary_round", "--model", "m", "-h"], ["manage.py", "check", "--version"]):
+        assert help_invocation(argv), argv
+    for argv in ([], ["manage.py", "runserver"], ["manage.py", "exclusions_load", "--", "-h"],
+                 ["manage.py", "shell", "-c", "print('-h')"], ["gunicorn", "--help"], ["-c", "--help"],
+                 ["manage.py", "canary_round", "--model=--help"]):
+        assert not help_invocation(argv), argv

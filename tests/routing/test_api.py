@@ -10,10 +10,11 @@ import pytest
 from django.utils import timezone
 
 from reverie_ops.middleware import database_unavailable_body
-from routing.models import AttemptEvent, ExecutionLedger, RequestEvent
+from routing.models import AttemptEvent, ExecutionLedger, RequestEvent, Route
 from routing.services.chat import chat_completion_create
 from routing.services.contracts import contract_version_create
 from routing.services.ledger import ledger_sweep
+from routing.services.routes import routes_cache_clear
 from routing.services.wiring import breaker_store
 from tests.routing.conftest import MODEL, api_world, endpoint, fleet, sim_reset_stats, sim_stats
 
@@ -345,3 +346,26 @@ def test_a_body_without_content_type_is_told_it_is_missing(client, gateway_env):
     error = response.json()["error"]
     assert response.status_code == 415 and "Content-Type header is missing" in error["message"]
     assert "text/plain" not in error["message"]
+
+
+@pytest.mark.django_db
+def test_a_route_of_unknown_price_is_passed_over_under_max_price_and_the_records_say_why(client, gateway_env):
+    # alpha's price unknown; beta 0.2 and gamma 0.3 USD per million prompt tokens.
+    Route.objects.filter(name="alpha").update(price_prompt_usd=None, price_completion_usd=None)
+    routes_cache_clear()
+    gateway_env.sim(fleet(endpoint("alpha"), endpoint("beta"), endpoint("gamma")))
+    # Before, alpha was priced 0 and served a caller whose ceiling no known route met.
+    refused = post(client, gateway_env, {**BODY, "provider": {"max_price": {"prompt": 0.15}}})
+    assert refused.status_code == 422, refused.content
+    error = refused.json()["error"]
+    assert (error["code"], error["field"], error["attempts"]) == ("request_unservable", "provider.max_price.prompt", [])
+    assert "prompt price unknown" in error["rejected_routes"]["alpha"] and "above" in error["rejected_routes"]["beta"]
+    served = post(client, gateway_env, {**BODY, "provider": {"max_price": {"prompt": 0.25}}})
+    assert served.status_code == 200 and served["X-Routing-Route"] == "beta"
+    event = RequestEvent.objects.get(operation_id=served["X-Routing-Operation-Id"])
+    assert "passed over for the provider preferences" in event.message and "alpha" in event.message
+    assert "prompt price unknown" in event.message and "gamma" in event.message
+    # Without a ceiling it is a candidate, ranked after the known prices.
+    plain = post(client, gateway_env)
+    assert plain.status_code == 200 and plain["X-Routing-Route"] == "beta"
+    assert RequestEvent.objects.get(operation_id=plain["X-Routing-Operation-Id"]).message == ""

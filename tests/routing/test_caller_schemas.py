@@ -103,8 +103,26 @@ def test_the_contracts_schema_passes_as_sent_or_as_the_sdks_parse_writes_it():
     check_request({"messages": MESSAGES, "response_format": {"type": "json_object"}}, JSON_OBJECT)
 
 
-def test_a_contract_without_structured_output_leaves_the_callers_format_alone():
-    given = json_schema({"type": "object"})
+@pytest.mark.parametrize("given", [json_schema({"type": "object"}), {"type": "json_object"}])
+def test_a_contract_without_structured_output_refuses_a_json_format_naming_those_that_take_it(given):
+    # Before, passed on unvalidated: the routes were not chosen for honouring it and no
+    # reply was checked against it.
+    offered = {"json_schema": ["invoice-extract@1"], "json_object": ["notes@1"]}
+    with pytest.raises(RequestInvalid) as caught:
+        check_request({"messages": MESSAGES, "response_format": given}, CHAT, output_contracts=offered.__getitem__)
+    error = caught.value
+    assert error.path == "response_format.type" and "chat@1 has no structured output" in str(error)
+    assert f"({offered[given['type']][0]})" in str(error) and "omit response_format" in str(error)
+    # Without a contract of that mode loaded, it says there is none.
+    with pytest.raises(RequestInvalid) as none:
+        check_request({"messages": MESSAGES, "response_format": given}, CHAT, output_contracts=lambda mode: [])
+    assert f"no contract loaded here has {given['type']} output" in str(none.value)
+    # A gateway that cannot list them says where to send it all the same.
+    assert "send it under a contract with" in str(refusal({"messages": MESSAGES, "response_format": given}, CHAT))
+
+
+def test_a_contract_without_structured_output_takes_a_text_format_as_sent():
+    given = {"type": "text"}
     check_request({"messages": MESSAGES, "response_format": given}, CHAT)
     assert upstream_body(CHAT, {"messages": MESSAGES, "response_format": given})["response_format"] == given
 

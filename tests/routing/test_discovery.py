@@ -11,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
+from canary.models import Endpoint
 from canary.services.rounds import endpoints_sync
 from openrouter.client import OpenRouterClient
 from routing.discovery import output_modes, route_modalities, route_name, routes_sync
@@ -150,3 +151,20 @@ def test_a_model_class_no_contract_allows_is_refused(start_sim, default_fleet):
     with pytest.raises(CommandError, match="--model-class 'chat-7b' is allowed by no contract .*chat-70b"):
         call_command("routes_sync", "--model", MODEL, "--model-class", "chat-7b")
     assert not Route.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_price_the_listing_does_not_give_is_unknown_not_zero(start_sim, default_fleet):
+    discover(start_sim(default_fleet))
+    routes_sync(MODEL)
+    # The listing's price stops parsing (the canary keeps it empty): unknown, not free.
+    Endpoint.objects.filter(model_id=MODEL, tag="atlas/fp8").update(price_prompt_usd=None)
+    out = StringIO()
+    call_command("routes_sync", "--model", MODEL, stdout=out)
+    assert Route.objects.get(provider_tag="atlas/fp8").price_prompt_usd is None
+    [line] = [x for x in out.getvalue().splitlines() if "price_prompt_usd" in x]
+    assert line.startswith(f"  {route_name(MODEL, 'atlas/fp8')}: price_prompt_usd ") and line.endswith("-> unknown")
+    # A route created from such a listing starts unknown too.
+    Route.objects.filter(provider_tag="atlas/fp8").delete()
+    routes_sync(MODEL)
+    assert Route.objects.get(provider_tag="atlas/fp8").price_prompt_usd is None

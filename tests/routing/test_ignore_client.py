@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 
+import httpx
+import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from ignore_client import IgnoreListClient
+from ignore_client import IgnoreListClient, TokenRejected
 
 MODEL = "meta-llama/llama-3.3-70b-instruct"
 BODY = {"model": MODEL, "ignore": ["borealis/fp8", "dynamo"], "sources": {"reviewed": ["dynamo"], "incident": [], "canary": ["borealis/fp8"]}, "generated_at": "2026-11-29T10:00:00+00:00"}
@@ -125,3 +127,62 @@ def test_a_non_ascii_etag_does_not_stop_revalidation(httpserver: HTTPServer):
         assert client.refresh_join(5)
         assert len(seen) == fetch and "If-None-Match" not in seen[-1]
         assert client.get(MODEL).ignore == (f"host-{fetch}",)
+
+
+def test_a_wrong_token_is_a_configuration_error_naming_the_token_problem_not_an_outage(httpserver: HTTPServer, caplog):
+    # Found by a new user's trial: a wrong token was logged "ops app unreachable", as an outage.
+    _serve(httpserver, [])
+    client = IgnoreListClient(httpserver.url_for("/"), "wrong-token")
+    with caplog.at_level(logging.WARNING, logger="ignore_client.client"):
+        result = client.get(MODEL)
+    assert result.ignore == () and result.stale and result.token_rejected
+    assert "configuration error" in result.error and "HTTP 401" in result.error and "service token" in result.error
+    [record] = [r for r in caplog.records if r.name == "ignore_client.client"]
+    said = record.getMessage()
+    assert record.levelno == logging.ERROR and "configuration error" in said and "unreachable" not in said
+    assert "not one it knows" in said and "wrong-token" not in said  # the problem, never the token
+    with pytest.raises(TokenRejected) as caught:
+        client.check(MODEL)
+    assert caught.value.status == 401
+
+
+def test_a_token_revoked_after_a_good_fetch_serves_the_last_list_and_says_why(httpserver: HTTPServer, caplog):
+    revoked = {"now": False}
+    seen: list[dict] = []
+
+    def handler(request: Request) -> Response:
+        import json
+
+        seen.append(dict(request.headers))
+        if revoked["now"]:
+            return Response('{"error":{"code":403,"message":"no"}}', status=403)
+        return Response(json.dumps(BODY), headers={"Cache-Control": "private, max-age=30"}, content_type="application/json")
+
+    httpserver.expect_request("/api/v1/routing/ignore").respond_with_handler(handler)
+    clock = Clock()
+    client = IgnoreListClient(httpserver.url_for("/"), "tok", clock=clock)
+    assert client.check(MODEL).ignore == ("borealis/fp8", "dynamo") and len(client) == 0  # check leaves the cache
+    assert not client.get(MODEL).token_rejected
+    revoked["now"] = True
+    clock.t += 31
+    with caplog.at_level(logging.WARNING, logger="ignore_client.client"):
+        client.get(MODEL)
+        assert client.refresh_join(5)
+    served = client.get(MODEL)
+    assert served.ignore == ("borealis/fp8", "dynamo") and served.token_rejected and not served.stale
+    [record] = [r for r in caplog.records if r.name == "ignore_client.client"]
+    assert record.levelno == logging.ERROR and "HTTP 403" in record.getMessage()
+    assert "serving the last good list (31 s old)" in record.getMessage()
+    with pytest.raises(TokenRejected) as caught:
+        client.check(MODEL)
+    assert caught.value.status == 403
+
+
+def test_check_raises_an_outage_as_an_http_error_not_a_token_problem():
+    from fake_openrouter.process import free_port
+
+    client = IgnoreListClient(f"http://127.0.0.1:{free_port()}", "tok", timeout_s=0.5)
+    with pytest.raises(httpx.HTTPError):
+        client.check(MODEL)
+    result = client.get(MODEL)
+    assert result.error and not result.token_rejected and "configuration error" not in result.error

@@ -18,7 +18,7 @@ from routing.provider_prefs import (
     route_misfit,
 )
 from routing.request_check import RequestInvalid, check_request
-from routing.selection import fitting
+from routing.selection import fitting, rank
 from tests.routing.conftest import route, user
 
 CHAT = contract_from_dict({"name": "chat", "version": 1, "workload": "text"})
@@ -89,6 +89,19 @@ def test_a_route_above_the_price_limit_or_of_another_quantization_is_left_out():
     plain = route("own", provider_tag=None, base_url="http://host/v1", quantization="bf16")
     assert route_misfit(ProviderConstraints(quantizations=frozenset({"fp8"})), price_prompt_usd=0, price_completion_usd=0,
                         quantization=plain.quantization, pinned=False) is None
+
+
+def test_a_route_of_unknown_price_never_passes_a_price_ceiling():
+    known, unknown = route("known", price_prompt_usd=1e-7, price_completion_usd=1e-7), route("unknown", price_prompt_usd=None)
+    kept, misfits = fitting([unknown, known], constraints_of({"max_price": {"prompt": 1}}))
+    assert kept == [known]
+    field, why = misfits["unknown"]
+    assert field == "provider.max_price.prompt" and "prompt price unknown" in why and "$0" not in why and " 0 USD" not in why
+    # Under a ceiling on the other price only, or without one, it stays a candidate.
+    assert fitting([unknown], constraints_of({"max_price": {"completion": 1}}))[0] == [unknown]
+    assert fitting([unknown], constraints_of({"quantizations": ["fp8"]}))[0] == [unknown]
+    # Unknown is ranked after a known price, not as the cheapest.
+    assert rank([unknown, known]) == [known, unknown]
 
 
 # ------------------------------------------------------------------ refusals they explain

@@ -44,6 +44,17 @@ def checked(body: dict[str, Any]) -> None:
     ({"messages": [{"role": "user", "content": "   "}]}, "messages[0].content", "needs text"),
     ({"messages": [{"role": "user", "content": []}]}, "messages[0].content", "needs text"),
     ({"messages": [{"role": "user", "content": [{"type": "text", "text": " "}]}]}, "messages[0].content", "needs text"),
+    ({"messages": [{"role": "system", "content": ""}, USER]}, "messages[0].content", "a system message needs text"),
+    ({"messages": [{"role": "developer", "content": " \n"}, USER]}, "messages[0].content", "a developer message needs text"),
+    ({"messages": [{"role": "system", "content": [{"type": "text", "text": ""}]}, USER]}, "messages[0].content", "needs text"),
+    ({"messages": [USER, {"role": "assistant", "content": ""}, USER]}, "messages[1].content", "an assistant message needs text"),
+    ({"messages": [USER, {"role": "assistant", "content": "  "}, USER]}, "messages[1].content", "unless tool_calls"),
+    ({"messages": [USER, {"role": "assistant", "content": None}, USER]}, "messages[1].content", "unless tool_calls"),
+    ({"messages": [USER, {"role": "assistant"}, USER]}, "messages[1].content", "unless tool_calls"),
+    ({"messages": [USER, {"role": "assistant", "content": "", "tool_calls": []}, USER]}, "messages[1].content",
+     "unless tool_calls"),
+    ({"messages": [USER, {"role": "assistant", "content": None, "tool_calls": None, "refusal": None}, USER]},
+     "messages[1].content", "unless tool_calls"),
     ({"store": "yes"}, "store", "true or false"),
     ({"service_tier": 5}, "service_tier", "expected one of"),
     ({"service_tier": "premium"}, "service_tier", "expected one of"),
@@ -72,7 +83,14 @@ def test_a_value_an_upstream_refuses_is_named(extra, path, says):
     {"messages": [USER, {"role": "assistant", "content": None, "tool_calls": [CALL]},
                   {"role": "tool", "tool_call_id": "c1", "content": "ok"}]},
     {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}]},
-    {"messages": [{"role": "system", "content": ""}, USER]},
+    {"messages": [{"role": "system", "content": "Be brief."}, USER]},
+    # OpenAI: an assistant's content is required unless it made tool calls; a refusal, an
+    # earlier audio reply and reasoning are what a reply sent back holds instead.
+    {"messages": [USER, {"role": "assistant", "content": "", "tool_calls": [CALL]},
+                  {"role": "tool", "tool_call_id": "c1", "content": ""}]},
+    {"messages": [USER, {"role": "assistant", "tool_calls": [CALL]}, {"role": "tool", "tool_call_id": "c1", "content": "ok"}]},
+    {"messages": [USER, {"role": "assistant", "content": None, "refusal": "I can't help with that."}, USER]},
+    {"messages": [USER, {"role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]}, USER]},
 ])
 def test_what_an_upstream_takes_passes(extra):
     checked({**OK, **extra})

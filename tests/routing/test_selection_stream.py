@@ -8,7 +8,14 @@ import pytest
 
 from openrouter.jsonbody import InvalidBodyError, decode_json
 from routing.contracts import contract_from_dict
-from routing.selection import RequestNeeds, candidates, estimate_needs, no_route_message, rank
+from routing.selection import (
+    RequestNeeds,
+    candidates,
+    estimate_needs,
+    no_route_message,
+    rank,
+    suppressed_message,
+)
 from routing.stream import ChatStream, parse_body
 from tests.routing.conftest import route
 
@@ -224,3 +231,19 @@ def test_no_route_says_each_reason_once_and_names_max_tokens_when_only_context_i
     assert no_route_message("chat@1", mixed, needs) == (
         "no route satisfies contract chat@1: no tool use (1 route: a); context 8192 < 9000 tokens needed (1 route: b)")
     assert no_route_message("chat@1", {}, needs) == "no route satisfies contract chat@1: it has no routes"
+
+
+def test_every_route_suppressed_says_the_breakers_apart_from_the_routes_not_capable():
+    # Found by a new user's trial: booking-agent's 503 named the one suppressed route in a
+    # list with the 15 routes that lack tools, in one run of reasons.
+    rejected = {f"r{i:02}": "no tool use" for i in range(15)}
+    rejected["atlas-fp8"] = "circuit breaker open (transient)"
+    rejected["small"] = "context 8192 < 9000 tokens needed"
+    assert suppressed_message(rejected, {"atlas-fp8"}) == (
+        "every capable route is suppressed by its circuit breaker. Suppressed by breakers: atlas-fp8: open "
+        "(transient). Not capable: 16 routes (no tool use: 15; context 8192 < 9000 tokens needed: 1)")
+    # Two suppressed, one tried already (it failed, the others' breakers are open), none incapable.
+    both = {"a": "circuit breaker open (retry_after)", "b": "circuit breaker half_open (invalid_response)"}
+    assert suppressed_message(both, {"a", "b"}, ["c"]) == (
+        "every capable route is suppressed by its circuit breaker. Suppressed by breakers: a: open (retry_after); "
+        "b: half_open (invalid_response). Tried already: c")

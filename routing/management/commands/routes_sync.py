@@ -9,7 +9,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from core.identifiers import validate_model_id
 from core.management.strict import StrictCommand
-from routing.discovery import plain_value, routes_sync
+from routing.discovery import routes_sync, shown_value
 from routing.services.contracts import contract_model_classes
 
 
@@ -47,10 +47,10 @@ class Command(StrictCommand):
                 self.stdout.write(f"  {label}: {name}")
         for name, fields in result.changes.items():
             for key, (old, new) in fields.items():
-                self.stdout.write(f"  {name}: {key} {plain_value(old)} -> {plain_value(new)}")
+                self.stdout.write(f"  {name}: {key} {shown_value(old)} -> {shown_value(new)}")
         for name, fields in result.kept.items():
             for key, (mine, listed) in fields.items():
-                self.stdout.write(f"  {name}: {key} kept at {plain_value(mine)} (an admin's edit; the listing says {plain_value(listed)})")
+                self.stdout.write(f"  {name}: {key} kept at {shown_value(mine)} (an admin's edit; the listing says {shown_value(listed)})")
         for tag, why in result.skipped.items():
             self.stdout.write(f"  skipped {tag}: {why}")
         if result.still_disabled:
