@@ -40,7 +40,7 @@ from canary.terms import Mode
 from core.addr import addr_problem
 from core.management.strict import StrictCommand
 from core.redis_keys import keys_under_delete
-from core.terminal import fill, terminal_width
+from core.terminal import MAX_WIDTH, fill, terminal_width
 from core.tokens import service_token_issue
 from fake_openrouter.process import SimulatorStartError, free_port, start_simulator
 from routing.demo import (
@@ -97,10 +97,13 @@ class Command(StrictCommand):
         parser.add_argument("--addr", default="127.0.0.1:8000")
         parser.add_argument("--no-serve", action="store_true", help="stop after printing the rounds")
 
+    # Every line is wrapped at word boundaries to the terminal's width (60 to 100), set
+    # again by ``handle`` for the stream it writes to.
+    _width = MAX_WIDTH
+
     def handle(self, *args: Any, **opts: Any) -> None:
         fleet = Path(opts["fleet"])
         self._addr = opts["addr"]
-        # Every line is wrapped at word boundaries to the terminal's width (80 to 100).
         self._width = terminal_width(self.stdout)
         if not opts["no_serve"]:
             # runserver exits the process outright on a busy port (os._exit), which would
