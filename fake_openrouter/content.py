@@ -75,6 +75,9 @@ def compose_reply(
     structured = _structured_text(endpoint, request, language, draws.rng("schema"))
     if structured is not None:
         text = structured
+    elif endpoint.reply_text is not None:
+        # The fleet's own text (a real reply replayed); the faults below still apply.
+        text = endpoint.reply_text
     else:
         sentences = [(s, language) for s in rng.choice(language.replies)]
         if "language_drift" in fired and faults.language_drift is not None:

@@ -80,6 +80,9 @@ MIN_TOKENS_PER_S = 0.01
 # A leading-garbage fragment is junk glued to a reply's start (the field saw 1 to 5
 # characters); a megabyte one only made the simulator cut it into deltas for minutes.
 MAX_FRAGMENT_CHARS = 200
+# A fixed reply is a real reply replayed (the longest text of tests/fixtures/real-text has
+# 3,183 characters); each character is streamed, so a bound keeps the plan finite.
+MAX_REPLY_CHARS = 20_000
 
 # Used with ``fullmatch`` only: ``$`` would also match before a final newline, and a tag
 # "atlas/fp8\n" would be stored and then probed as an address no listing serves.
@@ -188,6 +191,9 @@ class Endpoint:
     context_length: int
     faults: Faults
     wire: Wire
+    # Every plain-text reply's text, as given (real text replayed); None: drawn from the
+    # reply language's sentences.
+    reply_text: str | None = None
 
     @property
     def slug(self) -> str:
@@ -317,7 +323,8 @@ def _endpoint(raw: Any, path: str, p: Problems, model_context_length: int) -> En
         raw,
         path,
         required=("provider", "tag"),
-        optional=("quantization", "supported_parameters", "pricing", "context_length", "faults", "wire"),
+        optional=("quantization", "supported_parameters", "pricing", "context_length", "faults", "wire",
+                  "reply_text"),
         p=p,
     )
     provider = p.field(obj, "provider", check_string, path, "")
@@ -334,6 +341,7 @@ def _endpoint(raw: Any, path: str, p: Problems, model_context_length: int) -> En
         context_length=p.field(obj, "context_length", check_positive_int, path, model_context_length),
         faults=p.field(obj, "faults", _faults, path, Faults(), p),
         wire=p.field(obj, "wire", _wire, path, Wire(), p),
+        reply_text=p.field(obj, "reply_text", _reply_text, path, None),
     )
 
 
@@ -430,6 +438,13 @@ def _fragment(raw: Any, path: str) -> str:
     text = check_string(raw, path)
     if len(text) > MAX_FRAGMENT_CHARS:
         raise FleetError(path, f"must be at most {MAX_FRAGMENT_CHARS} characters (junk glued to a reply's start), got {len(text)}")
+    return text
+
+
+def _reply_text(raw: Any, path: str) -> str:
+    text = check_string(raw, path)
+    if len(text) > MAX_REPLY_CHARS:
+        raise FleetError(path, f"must be at most {MAX_REPLY_CHARS} characters (one reply), got {len(text)}")
     return text
 
 

@@ -39,6 +39,7 @@ Two rules (docs/sources/text-checks.md, "Encoding and hygiene"):
 
 from __future__ import annotations
 
+import codecs
 import unicodedata
 
 import ftfy
@@ -104,7 +105,7 @@ def _kind(char: str) -> str:
     return _BAD_CATEGORIES.get(unicodedata.category(char), "control")
 
 
-def check_mojibake(text: str) -> Judgement:
+def check_mojibake(text: str, *, open_end: bool = False) -> Judgement:
     """Fail on mojibake: UTF-8 read as a single-byte code page, whole or in part
     (docs/sources/text-checks.md, "Encoding and hygiene"; the rule and its measurement:
     module docstring).
@@ -117,21 +118,39 @@ def check_mojibake(text: str) -> Judgement:
     window, ``[]`` on a pass), ``window`` (``[start, end]`` character offsets of what
     failed), ``position`` (the offset of its first character the repair changes) and
     ``fixed_preview`` (its repair, first 120 characters). Never raises.
+
+    ``open_end``: ``text`` is a prefix whose rest is still to come (a stream's held
+    prefix). One UTF-8 character is 2 to 4 characters of its code-page reading, so a
+    prefix cut anywhere may end inside one ("ШЈШ№Ш±ШЁ ШЈШ", Arabic read as cp1251, ends
+    with the first half of "أ"), and the whole window would not decode. Its last window
+    is then decoded as the stream goes (``codecs``' incremental UTF-8 decoder,
+    ``final=False``: an incomplete sequence at its end waits), so what it holds so far is
+    judged; and when that passes only for want of letters while the reading is still
+    valid UTF-8 (more text may make it mojibake), the verdict is ``inconclusive``
+    (evidence ``open_window``: its ``[start, end]``) instead of a pass.
     """
     clean = without_surrogates(text)
     embedded = _EMBEDDED.search(clean)
     if embedded is not None:
         page, fixed = _embedded_repair(embedded.group())
         return _fail("embedded", [["encode", page], ["decode", "utf-8"]], embedded.group(), embedded.span(), fixed)
+    undecided: tuple[int, int] | None = None
     for start, end in mojibake_windows(clean):
         window = clean[start:end]
         steps, fixed = _ftfy_recodes(window)
         how = "ftfy"
         if not steps:
-            steps, fixed = _code_page_recodes(window)
+            still_open = open_end and end == len(clean)
+            steps, fixed, reading_open = _code_page_recodes(window, final=not still_open)
             how = "code_page"
+            if reading_open:
+                undecided = (start, end)
         if steps:
             return _fail(how, steps, window, (start, end), fixed)
+    if undecided is not None:
+        return Judgement(Verdict.INCONCLUSIVE, CHECK,
+                         "The prefix ends inside what may yet read as UTF-8 in a single-byte code page.",
+                         {"rule": "mojibake", "ftfy_explanation": [], "open_window": list(undecided)})
     return Judgement(Verdict.PASS, CHECK, "No mojibake found.", {"rule": "mojibake", "ftfy_explanation": []})
 
 
@@ -181,7 +200,7 @@ def _ftfy_recodes(window: str) -> tuple[list[list[str]], str]:
     return (steps, explained.text) if recoded else ([], window)
 
 
-def _code_page_recodes(window: str) -> tuple[list[list[str]], str]:
+def _code_page_recodes(window: str, *, final: bool = True) -> tuple[list[list[str]], str, bool]:
     # ftfy re-decodes only text its badness rules call bad; they miss much of cp1251,
     # MacRoman and cp437 mojibake (Arabic read as cp1251, Russian as MacRoman). A window
     # written whole in one of ftfy's code pages whose bytes are valid UTF-8 holding at
@@ -189,19 +208,26 @@ def _code_page_recodes(window: str) -> tuple[list[list[str]], str]:
     # text in a code page is almost never valid UTF-8 (a letter of a Latin or Cyrillic
     # alphabet is a lead byte, its neighbour a letter again), and line art of box
     # characters decodes to a repeated pair (ftfy's negative case "├┤a┼┐a┼┐a┼┐a┼┐a").
+    # Not ``final`` (a window the stream has not finished): an incomplete sequence at its
+    # end waits, and the third value says whether a reading valid so far, short of those
+    # letters, could still become mojibake as more text arrives.
+    undecided = False
     for page in chardata.CHARMAP_ENCODINGS:
         if not chardata.possible_encoding(window, page):
             continue
+        decoder = codecs.getincrementaldecoder("utf-8")()
         try:
-            decoded = window.encode(page).decode("utf-8")
+            decoded = decoder.decode(window.encode(page), final=final)
         except UnicodeDecodeError:
             continue
         new = [c for c in decoded if not c.isascii()]
+        if any(unicodedata.category(c) in _NOT_TEXT for c in new):
+            continue
         letters = [c for c in new if unicodedata.category(c)[0] in "LM"]
-        if len(letters) >= MIN_DECODED_LETTERS and len(set(letters)) >= MIN_DECODED_LETTERS \
-                and not any(unicodedata.category(c) in _NOT_TEXT for c in new):
-            return [["encode", page], ["decode", "utf-8"]], decoded
-    return [], window
+        if len(letters) >= MIN_DECODED_LETTERS and len(set(letters)) >= MIN_DECODED_LETTERS:
+            return [["encode", page], ["decode", "utf-8"]], decoded, False
+        undecided = undecided or (not final and bool(new or decoder.getstate()[0]))
+    return [], window, undecided
 
 
 def _embedded_repair(found: str) -> tuple[str, str]:

@@ -77,6 +77,29 @@ def test_arabic_read_as_cp1251_fails_though_ftfys_badness_rules_pass_it() -> Non
     assert judgement.evidence["ftfy_explanation"] == [["encode", "sloppy-windows-1251"], ["decode", "utf-8"]]
 
 
+def test_a_prefix_cut_inside_a_characters_reading_is_judged_on_what_it_holds() -> None:
+    # "ШЈШ№Ш±ШЁ ШЈШ": the stream has sent the first half of the last "أ". Judged as a
+    # finished text that window does not decode; as an open prefix its complete part
+    # does ("أعرب أ"), and a part too short to decide yet is no pass.
+    broken = _ntrex("ar")[0].encode("utf-8").decode("sloppy-windows-1251")
+    cut = broken[:12]
+    assert cut.endswith("Ш") and check_mojibake(cut).verdict is Verdict.PASS
+    judgement = check_mojibake(cut, open_end=True)
+    assert judgement.verdict is Verdict.FAIL and judgement.evidence["fixed_preview"] == "أعرب أ"
+    short = check_mojibake(broken[:3], open_end=True)
+    assert short.verdict is Verdict.INCONCLUSIVE and short.evidence["open_window"] == [0, 3]
+    # A cut that ends a sound text (a closed window before it, or sound letters) stays a pass.
+    assert check_mojibake("Olá, viajante. Bem-vindo à", open_end=True).verdict is Verdict.INCONCLUSIVE
+    assert check_mojibake("Olá, viajante. Bem-vindo à estalagem", open_end=True).verdict is Verdict.PASS
+    assert check_mojibake(_ntrex("ru")[0][:40], open_end=True).verdict is Verdict.PASS
+
+
+def test_an_open_prefix_of_every_clean_passage_passes_or_waits_never_fails() -> None:
+    for text in (r["text"] for r in NTREX):
+        for length in range(1, 130):
+            assert check_mojibake(text[:length], open_end=True).verdict is not Verdict.FAIL, text[:length]
+
+
 @pytest.mark.parametrize("page", ["sloppy-windows-1252", "latin-1", "sloppy-windows-1251", "macroman", "cp437"])
 @pytest.mark.parametrize("language", ["ru", "pl", "fr", "de", "vi"])
 def test_every_passage_read_in_a_wrong_code_page_fails(language: str, page: str) -> None:

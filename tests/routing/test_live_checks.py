@@ -3,9 +3,12 @@ and when the hold ends (``routing.live_checks``, ``routing.gateway.commit``)."""
 
 from __future__ import annotations
 
+import ftfy.bad_codecs  # noqa: F401 - registers the sloppy-windows-* code pages
+
 from routing.contracts import StreamCommit
 from routing.gateway.commit import answer_checks, commit_now, prefix_checks, reply_checks
 from routing.live_checks import PREFIX_CANDIDATES, PREFIX_CHECKS
+from tests.real_text_prefix import texts
 
 EARLY = StreamCommit("prefix", 64, 250.0)
 FIXED = StreamCommit("prefix", 64, 250.0, early=False)
@@ -53,6 +56,33 @@ def test_mojibake_fails_a_prefix_whatever_the_language() -> None:
     broken = "Olá, viajante! Bem-vindo".encode().decode("cp1252")
     assert prefix_checks(broken, None).failed.startswith("encoding")
     assert prefix_checks(broken, "pt").failed.startswith("encoding")
+
+
+def test_arabic_read_as_cp1251_fails_as_mojibake_at_every_cut_never_as_the_language() -> None:
+    # Real Arabic news (tests/fixtures/real-text) as UTF-8 read as Windows-1251: Cyrillic,
+    # so the language check fails from 3 characters on. Whichever chunk the prefix ends
+    # at, the failure that decides is mojibake (the route's), never the language alone
+    # (the request's: a 422 telling the caller to change its conversation). The race is
+    # in the first words: the mojibake rule has decided every passage by 12 characters.
+    arabic = [t.text for t in texts() if t.corpus == "ntrex" and t.language == "ar"]
+    for text in arabic:
+        broken = text.encode("utf-8").decode("sloppy-windows-1251")
+        for length in range(1, 25):
+            checks = prefix_checks(broken[:length], "ar")
+            assert checks.ok or checks.verdicts["mojibake"] == "fail", (broken[:length], checks.verdicts)
+        assert prefix_checks(broken[:12], "ar").failed.startswith("encoding")
+
+
+def test_a_reply_in_another_language_still_fails_the_language_check_at_once() -> None:
+    # Sound Russian in an Arabic conversation: its letters are no code page's reading of
+    # UTF-8, so the language check decides as soon as it sees them.
+    russian = next(t.text for t in texts() if t.corpus == "ntrex" and t.language == "ru")
+    checks = prefix_checks(russian[:12], "ar")
+    assert checks.failed.startswith("foreign_script") and checks.verdicts["mojibake"] == "pass"
+    # A language fail on a prefix that ends inside what may still be mojibake waits:
+    # "ШЈШ№Ш" is 4 Cyrillic letters, and "أع" and the first byte of "ر" so far.
+    waiting = prefix_checks("أعرب".encode().decode("sloppy-windows-1251")[:5], "ar")
+    assert waiting.ok and not waiting.decided and waiting.verdicts["language"] == "inconclusive"
 
 
 def test_a_language_pass_from_fewer_than_forty_letters_is_not_a_decision() -> None:

@@ -10,8 +10,10 @@ import re
 
 import pytest
 
+from canary.judges.warm import warm_judges
 from routing.models import AttemptEvent, RequestEvent
 from routing.services.wiring import breaker_store
+from tests.real_text_prefix import texts
 from tests.routing.conftest import MODEL, api_world, endpoint, fleet
 
 CHAT = {"name": "chat", "workload": "text", "deadline_s": 8, "max_attempts": 3, "max_fallbacks": 2,
@@ -204,6 +206,40 @@ def test_mojibake_in_a_portuguese_conversation_is_routed_around_before_the_first
     events(response)
     first = attempts_of(response)[0]
     assert first.status == "rejected" and first.checks["prefix.mojibake"] == "fail"
+
+
+@pytest.mark.django_db
+def test_arabic_read_as_cp1251_is_the_routes_failure_never_a_422_for_the_caller(client, env):
+    # Real Arabic news (NTREX) as UTF-8 read as Windows-1251, in an Arabic conversation:
+    # the garbled text is Cyrillic, so the language check fails from 3 characters on,
+    # while the mojibake rule needs 3 decoded letters (6 characters, whole pairs). A
+    # first word of 5 letters or more (10 characters) reaches the hold in pieces of 2 to
+    # 4 (the simulator's deltas, paced one by one), so the prefix's first verdicts come
+    # before that. Both hosts serve it, so every attempt fails, and which check decides
+    # says whose failure it is: before, the language's (a 422 telling the caller to change
+    # its conversation, no breaker moved).
+    arabic = [t.text for t in texts() if t.corpus == "ntrex" and t.language == "ar"]
+    reply = next(t for t in arabic if len(t.split()[0]) >= 5)
+    broken = reply.encode("utf-8").decode("sloppy-windows-1251")
+    faults = {"tokens_per_s": 40}
+    env.sim(fleet(endpoint("alpha", faults, reply_text=broken), endpoint("beta", faults, reply_text=broken)))
+    chat = [{"role": "system", "content": "You are the narrator of a long story."},
+            {"role": "user", "content": "Tell me."}, {"role": "assistant", "content": arabic[0]},
+            {"role": "user", "content": "Go on."}]
+    # A server builds the language detector before it accepts work (routing/warm.py); built
+    # cold on this request's path, it took most of the contract's 8 s on a busy machine.
+    warm_judges()
+    response = post(client, env, {**BODY, "messages": chat})
+    error = json.loads(b"".join(response.streaming_content) if response.streaming else response.content)["error"]
+    assert (response.status_code, error["code"]) == (502, "fallbacks_exhausted"), error
+    attempts = attempts_of(response)
+    assert [a.route for a in attempts] == ["alpha", "beta"]
+    for attempt in attempts:
+        assert (attempt.status, attempt.failure_reason) == ("rejected", "prefix_rejected")
+        assert attempt.checks["prefix.mojibake"] == "fail" and "attribution" not in attempt.validation
+        assert "language: ar (assistant_turns)" in attempt.validation
+    # Charged to the routes: their breakers opened (a request's fault moves none).
+    assert breaker_store().suppressed_until_ms("alpha") > 0 and breaker_store().suppressed_until_ms("beta") > 0
 
 
 @pytest.mark.django_db

@@ -158,6 +158,16 @@ def test_endpoint_level_errors_name_their_path() -> None:
     assert refusal(missing) == "models[0].endpoints[0].provider: required key is missing"
 
 
+def test_a_fixed_reply_text_is_read_and_bounded() -> None:
+    fixed = fleet(endpoint("a/x"))
+    fixed["models"][0]["endpoints"][0]["reply_text"] = "ШЈШ№Ш±ШЁ"
+    assert fleet_from_dict(fixed).models[0].endpoints[0].reply_text == "ШЈШ№Ш±ШЁ"
+    assert fleet_from_dict(fleet(endpoint("a/x"))).models[0].endpoints[0].reply_text is None
+    for bad, message in (("", "must be a non-empty string"), ("x" * 20_001, "must be at most 20000 characters")):
+        fixed["models"][0]["endpoints"][0]["reply_text"] = bad
+        assert refusal(fixed).startswith(f"models[0].endpoints[0].reply_text: {message}")
+
+
 def test_top_level_errors_name_their_path() -> None:
     assert refusal({"seed": "7", "models": []}) == 'seed: must be an integer, got "7"'
     assert refusal({"seed": 7}) == "models: required key is missing"
