@@ -17,15 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from openrouter.transport import AttemptHandle
-from routing.attribution import (
-    PROVIDER_CHECK,
-    Deferred,
-    RequestParams,
-    check_name,
-    failed_checks,
-    parameterised_by,
-    request_fault,
-)
+from routing.attribution import PROVIDER_CHECK, RequestParams, failed_checks, request_fault
 from routing.breaker import BreakerStore, FailureDetail, Permit
 from routing.contracts import Contract
 from routing.deadline import AttemptTimes, Deadline
@@ -37,6 +29,7 @@ from routing.failures import (
     empty_reply_failure,
     validation_failure,
 )
+from routing.gateway.charging import RouteCharges
 from routing.gateway.commit import (
     Checks,
     answer_checks,
@@ -154,7 +147,12 @@ class RequestRun:
         self.client_max_tokens = client_max_tokens
         # The request's own parameters (``routing.attribution``).
         self.body = body
-        self.deferred = Deferred()
+        # The expected language is the request's when its header or its conversation named
+        # it (``routing.conversation_language``), not the contract.
+        request_language = bool(language) and (language_source in REQUEST_LANGUAGE_SOURCES
+                                               or language != contract.expected_language)
+        self.charges = RouteCharges(gw.breakers, self.now_ms, op, RequestParams.of(body, request_language=request_language),
+                                    self.lock)
         # The client's provider preferences the gateway checks itself (checked at the
         # door), and the routes they ruled out: route name -> the field.
         self.constraints = constraints_of(client_provider if isinstance(client_provider, dict) else None)
@@ -173,7 +171,7 @@ class RequestRun:
                route: RouteProfile | None = None) -> GatewayResult:
         fault: dict[str, Any] | None = None
         if outcome != RequestOutcome.STREAMING:
-            self.charge_deferred(peer_passed=outcome == RequestOutcome.ACCEPTED)
+            self.charges.settle(peer_passed=outcome == RequestOutcome.ACCEPTED)
         if outcome == RequestOutcome.FAILED and code in self.UNSERVABLE_FROM:
             fault = self.request_fault(code)
             if fault is not None:
@@ -370,8 +368,8 @@ class RequestRun:
             # would happen on any route: it says nothing about this one.
             charged = failure.counts_against_route and not caused_by_request(
                 t.answer.finish_reason if t.answer is not None else None, self.client_max_tokens)
-            detail = self.detail(failure, record)
-            if self.request_may_cause(route, failure, t, detail, charged=charged):
+            detail = self.charges.detail(failure, record)
+            if self.charges.request_may_cause(route.name, failure, record, t.answer, detail, charged=charged):
                 charged = False
         if gw.breakers is not None and not outcome.cancelled:
             verdict = BreakerOutcome.SUCCESS if failure is None else (failure.cls if charged else BreakerOutcome.NEUTRAL)
@@ -496,8 +494,9 @@ class RequestRun:
         if gw.breakers is not None and permit is not None:
             # A client that leaves says nothing about the route: neutral, never a failure.
             charged = failure is not None and failure.counts_against_route and record.status != AttemptStatus.CANCELLED
-            detail = self.detail(failure, record) if failure is not None else None
-            if failure is not None and detail is not None and self.request_may_cause(route, failure, t, detail, charged=charged):
+            detail = self.charges.detail(failure, record) if failure is not None else None
+            if failure is not None and detail is not None and self.charges.request_may_cause(
+                    route.name, failure, record, t.answer, detail, charged=charged):
                 charged = False
             verdict = BreakerOutcome.NEUTRAL if record.status == AttemptStatus.CANCELLED else (
                 BreakerOutcome.SUCCESS if failure is None else (failure.cls if charged else BreakerOutcome.NEUTRAL))
@@ -515,66 +514,6 @@ class RequestRun:
         if gw.sink is not None:
             gw.sink.emit(result)
         return result
-
-    # ------------------------------------------------------------------ attribution
-
-    # How far back a route's record must show the same check failing for a request's
-    # parameterised failure to count against it without a peer's pass (ms).
-    RECORD_HORIZON_MS = 600_000
-
-    def detail(self, failure: Failure, record: AttemptRecord) -> FailureDetail:
-        """The failure as the route's breaker record keeps it (class, check or status,
-        operation id, time)."""
-        return FailureDetail(failure.cls.value, check_name(failure, record.checks), failure.http_status or record.http_status,
-                             self.op, self.now_ms(), failure.message[:200])
-
-    def request_may_cause(self, route: RouteProfile, failure: Failure, t: Attempt, detail: FailureDetail,
-                          *, charged: bool) -> bool:
-        """True when this request's own parameters could explain ``failure`` and the
-        route's record does not already show the same check failing: the attempt is
-        then the request's (``request_caused``, its causes noted on the record). A
-        failure that would be ``charged`` is kept back (``self.deferred``) and charged only
-        if a peer passes the same request (``routing.attribution``); one already neutral
-        (a truncation under the caller's max_tokens, a client error) stays so."""
-        # The expected language is the request's when its header or its conversation named
-        # it (``routing.conversation_language``), not the contract.
-        language = bool(self.language) and (self.language_source in REQUEST_LANGUAGE_SOURCES
-                                            or self.language != self.contract.expected_language)
-        params = RequestParams.of(self.body, request_language=language)
-        answer = t.answer
-        causes = parameterised_by(failure, params, checks=t.record.checks,
-                                  finish_reason=answer.finish_reason if answer is not None else None,
-                                  has_tool_calls=bool(answer is not None and answer.tool_calls))
-        if not causes:
-            return False
-        breakers = self.gw.breakers
-        if charged and breakers is not None and breakers.shows(
-                route.name, detail.check, since_ms=self.now_ms() - self.RECORD_HORIZON_MS):
-            return False
-        if charged:
-            with self.lock:
-                self.deferred.add(route.name, failure.cls.value, {"detail": detail, "record": t.record})
-        t.record.request_caused = True
-        t.record.request_causes = causes
-        t.record.validation = "; ".join(filter(None, (
-            t.record.validation, f"attribution: the request's ({', '.join(causes)})"
-                                 + (" unless another route passes it" if charged else ""))))
-        return True
-
-    def charge_deferred(self, *, peer_passed: bool) -> None:
-        """Charge the kept-back failures to their routes when a peer passed the same
-        request; otherwise they stay neutral (already recorded so)."""
-        breakers = self.gw.breakers
-        with self.lock:
-            due = self.deferred.settle(peer_passed)
-        if breakers is None:
-            return
-        for route, cls, kept in due:
-            opened = breakers.record(route, self.now_ms(), cls, detail=kept["detail"])
-            record: AttemptRecord = kept["record"]
-            record.request_caused = False
-            if opened and not record.frozen:
-                record.breaker_opened = opened
 
     def freeze_unfinished(self) -> None:
         """Record still-running hedge losers as cancelled now, with their cost estimate."""
