@@ -174,6 +174,10 @@ class OpenRouterClient:
         """The next httpx client in turn (``next`` on a count is atomic under the GIL)."""
         return self._clients[next(self._turn) % len(self._clients)]
 
+    def warm(self, timeout_s: float = 10.0) -> None:
+        """Build now what the first call would build (the sync client has it all from its
+        construction: nothing to do). Opens no connection."""
+
     def close(self) -> None:
         """Close pooled connections."""
         for client in self._clients:

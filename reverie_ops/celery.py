@@ -37,8 +37,9 @@ def _load_language_models(**_: object) -> None:
 
     # Every judge, not only the detector: the first probe's verdicts compile the rest.
     warm_judges()
-    # The OpenRouter client too (an SSL context, its pools): not on the first task.
-    openrouter_client()
+    # The OpenRouter client too (an SSL context, its pools, the probes' event loop and
+    # session): not on the first task.
+    openrouter_client().warm()
     # Everything loaded so far (Django, Celery, the detectors) lives as long as the worker.
     # Frozen, the cyclic GC stops re-scanning it on every full collection (py-spy showed
     # the collector in a busy worker's samples: probes allocate per SSE chunk).

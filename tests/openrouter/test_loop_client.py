@@ -209,3 +209,17 @@ def test_a_content_coding_that_was_not_offered_is_an_invalid_body(scripted: Scri
         call = pinned(client, stream=True)
     assert call.transport_kind == "invalid_body"
     assert call.error_message == "undecodable stream: content-coding 'br' is not supported"
+
+
+def test_warm_builds_the_loop_and_its_session_before_the_first_call_and_the_call_keeps_them(scripted: ScriptedServer) -> None:
+    # A worker warms its client at start (reverie_ops/celery.py): the first probe then
+    # finds the loop running and the session built (no SSL context on its path).
+    scripted.script = slow_first_token(0.0)
+    with LoopOpenRouterClient(base_url=scripted.base_url) as client:
+        assert client._session is None
+        client.warm()
+        session = client._session
+        assert session is not None and not session.closed
+        assert scripted.requests == []  # warming sends nothing
+        call = pinned(client, stream=True)
+        assert call.outcome == "completed" and client._session is session
