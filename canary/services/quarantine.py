@@ -141,7 +141,9 @@ def suspension_apply(rnd: Round, now: datetime, mode: str | None = None) -> list
     and can never double-suspend. Writes the new policy states, the round's per-endpoint
     ``streak``/``action``/``suspended_until``, one audit row per action, and notifications.
     """
-    with transaction.atomic():
+    # Called inside the finaliser's transaction: no savepoint of its own (a failure rolls
+    # the whole finalisation back); alone, it is its own transaction.
+    with transaction.atomic(savepoint=False):
         config = ModelConfig.objects.select_for_update().filter(model_id=rnd.model_id).first()
         if config is None:
             ModelConfig.objects.get_or_create(model_id=rnd.model_id)

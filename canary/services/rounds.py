@@ -527,7 +527,9 @@ def _store_judgement(
             round=rnd, endpoint=ep, outcome=ev.outcome, severity=ev.severity,
             evidence=evidence_data(evidence), created_at=finished_at,
         ))
-    with transaction.atomic():
+    # Inside the finaliser's transaction: no savepoint of its own (two round trips that
+    # bought nothing, a failure here rolls the whole finalisation back anyway).
+    with transaction.atomic(savepoint=False):
         rows_update(rows, FINAL_FIELDS)
         # A lost probe that reports after all is overwritten: the row keeps what was judged.
         rows_insert(
