@@ -383,8 +383,11 @@ class RequestRun:
         return t
 
     def language_said(self) -> str:
-        """``"language: pt (assistant_turns)"``: the expected language and where it came from."""
-        return f"language: {self.language or 'none, mixing only'} ({self.language_source})"
+        """``"language: pt (assistant_turns)"``: the expected language and where it came
+        from; ``"language: none known, checked for mixing only"`` without one."""
+        if not self.language:
+            return "language: none known, checked for mixing only"
+        return f"language: {self.language} ({self.language_source})"
 
     def judge_whole(self, answer: Answer, record: AttemptRecord) -> Checks:
         """The checks of an answer that ended before its commit point: nothing was sent,

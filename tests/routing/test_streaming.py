@@ -199,6 +199,17 @@ def test_a_spanish_reply_in_a_portuguese_conversation_is_routed_around_without_a
 
 
 @pytest.mark.django_db
+def test_a_conversation_that_names_no_language_says_so_in_the_attempts_record(client, env):
+    # Before: "language: none, mixing only (none)".
+    env.sim(fleet(endpoint("alpha")))
+    response = post(client, env, {**BODY, "messages": [{"role": "user", "content": "Hi"}]})
+    assert response.status_code == 200
+    events(response)
+    (only,) = attempts_of(response)
+    assert "language: none known, checked for mixing only" in only.validation, only.validation
+
+
+@pytest.mark.django_db
 def test_mojibake_in_a_portuguese_conversation_is_routed_around_before_the_first_byte(client, env):
     env.sim(fleet(endpoint("alpha", {"mojibake": {"rate": 1}}), endpoint("beta")))
     response = post(client, env, {**BODY, "messages": PT_CHAT})
