@@ -65,6 +65,7 @@ MIN_DECODED_LETTERS = 3
 # The code pages whose embedded UTF-8 _EMBEDDED finds, and what it finds of them.
 _EMBEDDED_PAGES = ("sloppy-windows-1251", "macroman", "cp437")
 _PUNCTUATION = "\u2013\u2014\u2018\u2019\u201a\u201c\u201d\u201e\u2020\u2021\u2022\u2026\u20ac"
+_OPENING_MARKS = "\u00bf\u00a1"
 _LATIN1_LETTERS = "".join(chr(c) for c in range(0xC0, 0x100) if chr(c).isalpha())
 # A line, or a piece of one ending in sentence punctuation and the spaces after it.
 _PIECE = regex.compile(r"[^\n]*?(?:[.!?]+[ \t]+|[\u3002\uff01\uff1f]+|\n|$)")
@@ -245,11 +246,16 @@ def _embedded_pattern() -> regex.Pattern[str]:
     # the UTF-8 of typographic punctuation (3 characters each, "вЂ™", "‚Äô", "ΓÇÖ" for
     # "’"), and of a Latin-1 letter right after an ASCII letter (2 characters, "Г©",
     # "√©", "├⌐" for "é", inside a word: "mГ©dicament").
+    # And of the Spanish opening marks "¿" and "¡" right before a Latin letter (2
+    # characters, "┬┐que", "Вїque", "¬øque"): such a mark always opens a word, and none of
+    # these pairs does in sound text (cp437's is two box-drawing characters).
     three = {c.encode("utf-8").decode(page) for page in _EMBEDDED_PAGES for c in _PUNCTUATION}
     two = {c.encode("utf-8").decode(page) for page in _EMBEDDED_PAGES for c in _LATIN1_LETTERS}
+    opening = {c.encode("utf-8").decode(page) for page in _EMBEDDED_PAGES for c in _OPENING_MARKS}
     alternatives = "|".join(regex.escape(s) for s in sorted(three, key=len, reverse=True))
     letters = "|".join(regex.escape(s) for s in sorted(two))
-    return regex.compile(f"(?:{alternatives})|(?<=[A-Za-z])(?:{letters})")
+    marks = "|".join(regex.escape(s) for s in sorted(opening))
+    return regex.compile(f"(?:{alternatives})|(?<=[A-Za-z])(?:{letters})|(?:{marks})(?=\\p{{Latin}})")
 
 
 def check_encoding(text: str) -> Judgement:

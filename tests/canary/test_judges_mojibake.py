@@ -68,6 +68,18 @@ def test_mixed_and_single_letter_mojibake_ftfys_fixer_leaves_whole_fails(label: 
     assert _fails(text)
 
 
+@pytest.mark.parametrize("text", ["┬┐que diferencia hay?", "┬íHola!", "Вїque pasa?", "¬øque pasa?", "¬°Hola!"])
+def test_a_spanish_opening_mark_read_in_cp437_cp1251_or_macroman_before_a_word_fails(text: str) -> None:
+    # ftfy's known failure "┬┐que diferencia hay?" was delivered: cp437's reading of "¿"
+    # is two box-drawing characters, which its fixer leaves alone.
+    assert check_mojibake(text).verdict is Verdict.FAIL
+
+
+@pytest.mark.parametrize("text", ["┌─┬┐\n│ a│", "¿Qué pasa?", "Вїзд заборонено", "price ¬ 5", "┬┐ ┬┐"])
+def test_box_drawing_a_real_opening_mark_and_cyrillic_after_the_pair_pass(text: str) -> None:
+    assert check_mojibake(text).verdict is Verdict.PASS
+
+
 def test_arabic_read_as_cp1251_fails_though_ftfys_badness_rules_pass_it() -> None:
     # Made here: real Arabic news as UTF-8 read as Windows-1251 (ftfy's fixer leaves it).
     broken = _ntrex("ar")[0].encode("utf-8").decode("sloppy-windows-1251")
