@@ -1,6 +1,7 @@
 """The process's gateway, built once from settings: ``gateway_get``, ``gateway_warm``,
-``upstream_warm``, ``gateway_flush``, ``gateway_reset``, the breaker store (``breaker_store``) and the event
-sink wrappers that apps above routing register (``sink_wrapper_register``).
+``upstream_warm``, ``gateway_flush``, ``gateway_reset``, the breaker store
+(``breaker_store``) and the event sink wrappers that apps above routing register
+(``sink_wrapper_register``).
 """
 
 from __future__ import annotations
