@@ -4,8 +4,8 @@ revoke, list. Rows are never deleted: a name's rows are the history of who had a
 A token's last use (``last_used_at``) is the time of a database check of it (once per
 token per ``VERIFY_CACHE_S`` in each process), kept in memory by the check and written by
 ``last_use_flush``: after the response of the request that made it (``core.last_use``),
-off the request's path (the write and its commit cost 5 ms median, 15 ms p99, on a
-loaded machine: docs/benchmarks.md, "Warm start")."""
+off the request's path (one UPDATE and its commit: 1 ms median on a quiet machine, 5-8 ms
+under load, docs/benchmarks.md "Warm start: the first upstream connection")."""
 
 from __future__ import annotations
 
