@@ -94,6 +94,28 @@ def test_through_a_proxy_the_warm_up_opens_the_connection_to_the_proxy(settings,
         proxy.close()
 
 
+def test_an_https_upstream_through_a_proxy_is_tunnelled_and_its_tls_opened_at_start(
+        settings, client, gateway_env, tls_front):
+    sim = gateway_env.sim(fleet(endpoint("alpha")))
+    server_tls, env = tls_front
+    front = CountingFront(sim.port, server_tls)
+    proxy = ForwardProxy()
+    try:
+        env.setenv("HTTPS_PROXY", proxy.url)
+        settings.OPENROUTER_BASE_URL = f"{front.url}/api/v1"
+        gateway_warm()
+        upstream_warm()
+        tunnel = f"CONNECT {front.url.removeprefix('https://')}"
+        assert (proxy.connections, front.connections, proxy.seen) == (1, 1, [tunnel])
+        _chat(client, gateway_env)
+        # The chat request went through the tunnel and TLS session opened at start.
+        assert (proxy.connections, front.connections, proxy.seen) == (1, 1, [tunnel])
+        assert sim_stats(sim) == {"alpha/fp8": 1}
+    finally:
+        proxy.close()
+        front.close()
+
+
 def test_an_unreachable_openrouter_at_start_is_logged_and_the_warm_up_goes_on(settings, gateway_env, caplog):
     gateway_env.sim(fleet(endpoint("alpha")))
     closed = socket.socket()
