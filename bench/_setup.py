@@ -187,3 +187,91 @@ def gunicorn_start(env: dict[str, str], *, workers: int = 2, threads: int = 8, a
         server.stop()
         raise
     return server
+
+
+NGINX = Path("/usr/sbin/nginx")
+# One line per request the TLS front relayed: nginx's connection serial and how many
+# requests that connection had carried (1: the request opened it).
+TLS_FRONT_LOG_FORMAT = "$connection $connection_requests $request_method $request_uri $status"
+
+
+@dataclass
+class TlsFront:
+    """nginx terminating TLS on ``base`` (``https://127.0.0.1:PORT``) in front of a plain
+    HTTP server, with a certificate from a throwaway CA (``ca_file``: what a client must
+    trust, ``SSL_CERT_FILE``); ``access_log`` has one ``TLS_FRONT_LOG_FORMAT`` line per
+    request."""
+
+    proc: subprocess.Popen[bytes]
+    base: str
+    ca_file: Path
+    access_log: Path
+
+    def requests(self) -> list[tuple[int, int, str, str]]:
+        """(connection serial, its request count, method, URI) of every request so far."""
+        rows = []
+        for line in self.access_log.read_text().splitlines():
+            serial, count, method, uri, _ = line.split(" ", 4)
+            rows.append((int(serial), int(count), method, uri))
+        return rows
+
+    def stop(self) -> None:
+        stop_process(self.proc)
+
+
+def tls_front(target_port: int) -> TlsFront:
+    """Start nginx (``scripts/nginx.sh`` installs it) terminating TLS 1.2/1.3 on a free
+    loopback port and proxying to ``127.0.0.1:target_port`` over kept-alive HTTP/1.1,
+    unbuffered (server-sent events pass as they come); waits until it listens."""
+    import socket
+
+    import trustme
+
+    from fake_openrouter.process import free_port
+
+    if not NGINX.exists():
+        raise SystemExit(f"--tls needs nginx at {NGINX} (scripts/nginx.sh installs it)")
+    work = Path(tempfile.mkdtemp())
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    cert.private_key_and_cert_chain_pem.write_to_path(str(work / "server.pem"))
+    ca.cert_pem.write_to_path(str(work / "ca.pem"))
+    port = free_port()
+    (work / "nginx.conf").write_text(f"""
+worker_processes 1;
+error_log {work}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    log_format front '{TLS_FRONT_LOG_FORMAT}';
+    access_log {work}/access.log front;
+    client_body_temp_path {work}/body; proxy_temp_path {work}/proxy; fastcgi_temp_path {work}/fastcgi;
+    uwsgi_temp_path {work}/uwsgi; scgi_temp_path {work}/scgi;
+    upstream target {{ server 127.0.0.1:{target_port}; keepalive 64; }}
+    server {{
+        listen 127.0.0.1:{port} ssl;
+        ssl_certificate {work}/server.pem;
+        ssl_certificate_key {work}/server.pem;
+        keepalive_timeout 75s;
+        location / {{
+            proxy_pass http://target;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+        }}
+    }}
+}}
+""")
+    (work / "access.log").touch()
+    proc = subprocess.Popen([str(NGINX), "-p", str(work), "-c", str(work / "nginx.conf"), "-e", "stderr",  # noqa: S603
+                             "-g", f"daemon off; pid {work / 'nginx.pid'};"], stderr=(work / "stderr.log").open("wb"))
+    end = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > end:
+                stop_process(proc)
+                raise RuntimeError(f"nginx did not listen: {(work / 'stderr.log').read_text()[-2000:]}") from None
+            time.sleep(0.05)
+    return TlsFront(proc, f"https://127.0.0.1:{port}", work / "ca.pem", work / "access.log")

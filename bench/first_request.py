@@ -12,8 +12,9 @@ way, so "first minus the median of the next ones" is the request path's own firs
 cost (``bench/warm_start.py`` measures the same under a real gunicorn, with its noise).
 
 ``--baseline DIR``: another checkout (``git worktree add DIR main``), started in turn with
-this one. Needs PostgreSQL and Redis on loopback (REDIS_URL).
-Usage: ``python bench/first_request.py [--starts 5] [--baseline DIR]``.
+this one. ``--tls``: nginx terminates TLS in front of the simulator (``bench/_setup.py``
+``tls_front``), so a request that opens an upstream connection pays a TLS handshake too. Needs PostgreSQL and Redis on loopback (REDIS_URL).
+Usage: ``python bench/first_request.py [--starts 5] [--baseline DIR] [--tls]``.
 """
 
 from __future__ import annotations
@@ -90,10 +91,11 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=5, help="starts per configuration and tree, interleaved")
     parser.add_argument("--baseline", type=Path, help="another checkout of the project, started in turn with this one")
     parser.add_argument("--database", default="reverie_bench_first_request", help="PostgreSQL database (dropped and created)")
+    parser.add_argument("--tls", action="store_true", help="nginx terminating TLS in front of the simulator")
     args = parser.parse_args()
     # Imported here, not at the top: the child must import the tree under test only, and
     # _setup puts this tree first on sys.path.
-    from _setup import ROOT, django_on, fresh_postgres, simulator
+    from _setup import ROOT, django_on, fresh_postgres, simulator, tls_front
 
     db_url = fresh_postgres(args.database)
     django_on(db_url)
@@ -102,6 +104,7 @@ def main() -> None:
     from routing.services.contracts import contract_version_create
 
     sim, sim_url = simulator(FLEET)
+    front = tls_front(int(sim_url.rsplit(":", 1)[1].split("/", 1)[0])) if args.tls else None
     Route.objects.create(name="swift", model_id=MODEL, provider_tag=TAG, modalities=["text"], context_length=131072,
                          price_prompt_usd="0.0000001", price_completion_usd="0.0000002")
     contract_version_create({"name": "bench-warm", "workload": "text", "deadline_s": 30, "max_attempts": 2,
@@ -110,6 +113,8 @@ def main() -> None:
     trees = {"this": ROOT} if args.baseline is None else {"baseline": args.baseline.resolve(), "this": ROOT}
     env = {**os.environ, "DATABASE_URL": db_url, "OPENROUTER_BASE_URL": sim_url, "OPENROUTER_API_KEY": "sk-or-v1-bench",
            "BENCH_TOKEN": token, "REVERIE_WARM_START": "1"}
+    if front is not None:
+        env.update(OPENROUTER_BASE_URL=f"{front.base}/api/v1", SSL_CERT_FILE=str(front.ca_file))
     results: dict[tuple[str, str], list[list[float]]] = {(t, c): [] for c in ("warm", "preload") for t in trees}
     try:
         for start in range(args.starts):
@@ -125,7 +130,9 @@ def main() -> None:
                       file=sys.stderr, flush=True)
     finally:
         sim.terminate()
-    print(f"ms to first content of a fresh process's requests 1..{REQUESTS} (one at a time, each from a new "
+        if front is not None:
+            front.stop()
+    print(f"upstream over {'TLS (nginx)' if front else 'plain HTTP'}; ms to first content of a fresh process's requests 1..{REQUESTS} (one at a time, each from a new "
           f"thread); first - rest = the first minus the median of the others, per start")
     for (tree, config), runs in results.items():
         gaps = [r[0] - statistics.median(r[1:]) for r in runs]

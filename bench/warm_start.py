@@ -19,10 +19,15 @@ Target: first within 50 ms of warm. Needs PostgreSQL and Redis on loopback (REDI
 ``--baseline DIR``: another checkout of the project (``git worktree add DIR main``) whose
 server is started in turn with this one's, configuration by configuration, so a change
 and what it changes are measured in the same minutes of a shared machine.
+``--tls``: nginx terminates TLS in front of the simulator (``bench/_setup.py``
+``tls_front``, a throwaway CA the servers trust through ``SSL_CERT_FILE``), so a new
+upstream connection costs a TLS handshake as OpenRouter's does (on loopback: its CPU, no
+round trips); nginx's access log then tells, per start, how many of the first streams
+went out on a connection of their own (``new conn``) rather than one already open.
 ``--after-all-warm`` (a diagnosis, not the issue's figure): the first streams wait until
 every worker logged its warm-up, which tells the first request's own cost from the CPU a
 sibling worker still warming up takes from it.
-Usage: ``python bench/warm_start.py [--starts 5] [--baseline DIR] [--configs warm,preload]``.
+Usage: ``python bench/warm_start.py [--starts 5] [--baseline DIR] [--configs warm,preload] [--tls]``.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from _setup import ROOT, Server, django_on, fresh_postgres, gunicorn_start
+from _setup import ROOT, Server, TlsFront, django_on, fresh_postgres, gunicorn_start, tls_front
 
 CONFIGS = {"cold": "cold (no warm-up)", "warm": "warm, per worker", "preload": "warm, preload_app"}
 parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -50,6 +55,7 @@ parser.add_argument("--database", default="reverie_bench_warm_start", help="Post
 parser.add_argument("--after-all-warm", action="store_true",
                     help="a diagnosis: send the first streams only once every worker logged its warm-up, so a sibling "
                          "still warming up does not compete with them (the issue's figure is without it)")
+parser.add_argument("--tls", action="store_true", help="nginx terminating TLS in front of the simulator")
 ARGS = parser.parse_args()
 DB_URL = fresh_postgres(ARGS.database)
 django_on(DB_URL)
@@ -116,6 +122,8 @@ class Start:
     warm: float
     warm_p90: float
     memory: list[dict[str, float]]
+    # How many of the first streams opened an upstream connection (None: no TLS front to tell).
+    first_new: int | None = None
 
     @property
     def gap(self) -> float:
@@ -135,9 +143,19 @@ def all_warm(server: Server, workers: int, timeout_s: float = 120.0) -> None:
     raise RuntimeError(f"not every worker warmed up in {timeout_s:.0f} s: {server.tail()}")
 
 
-def one_start(root: Path, env: dict[str, str], token: str, log_dir: Path) -> Start:
+def new_connections(front: TlsFront | None, seen: int, streams: int) -> int | None:
+    """How many of the first ``streams`` chat requests the front relayed after its first
+    ``seen`` requests came on a connection they opened (its first request)."""
+    if front is None:
+        return None
+    chats = [count for _, count, method, uri in front.requests()[seen:] if method == "POST" and uri.endswith("/chat/completions")]
+    return sum(1 for count in chats[:streams] if count == 1)
+
+
+def one_start(root: Path, env: dict[str, str], token: str, log_dir: Path, front: TlsFront | None) -> Start:
     """One start of ``root``'s web app in ``env``: the first streams, the warm pairs, the
     memory of each worker."""
+    seen = len(front.requests()) if front is not None else 0
     started = time.perf_counter()
     server: Server = gunicorn_start(
         env, workers=WORKERS, threads=8, root=root, log=log_dir / f"gunicorn-{time.monotonic_ns()}.log",
@@ -156,7 +174,8 @@ def one_start(root: Path, env: dict[str, str], token: str, log_dir: Path) -> Sta
             with ThreadPoolExecutor(WORKERS) as pool:
                 warm.append(max(pool.map(lambda _: first_content_ms(server.base, token), range(WORKERS))))
         memory = [memory_mib(pid) for pid in workers_of(server.proc.pid)]
-        return Start(ready_s, first, statistics.median(warm), statistics.quantiles(warm, n=10)[8], memory)
+        return Start(ready_s, first, statistics.median(warm), statistics.quantiles(warm, n=10)[8], memory,
+                     new_connections(front, seen, WORKERS))
     finally:
         server.stop()
 
@@ -167,6 +186,9 @@ def summary(name: str, runs: list[Start]) -> None:
           f"first {statistics.median(max(r.first) for r in runs):7.0f}   warm {statistics.median(r.warm for r in runs):5.0f}   "
           f"first - warm {statistics.median(r.gap for r in runs):6.0f} (runs: {', '.join(f'{r.gap:.0f}' for r in runs)}; "
           f"warm pairs' own p90 - median: {statistics.median(r.warm_p90 - r.warm for r in runs):.0f})")
+    if all(r.first_new is not None for r in runs):
+        print(f"  {'':<30} first streams on a new upstream connection: {sum(r.first_new or 0 for r in runs)} "
+              f"of {WORKERS * len(runs)}")
     print(f"  {'':<30} per worker: RSS {statistics.median(m['rss'] for m in mem):5.0f} MiB   "
           f"PSS {statistics.median(m['pss'] for m in mem):5.0f} MiB   USS {statistics.median(m['uss'] for m in mem):5.0f} MiB")
 
@@ -186,6 +208,7 @@ def main() -> None:
     fleet.write_text(json.dumps(FLEET))
     sim_port = free_port()
     sim = start_simulator(fleet, sim_port)
+    front = tls_front(sim_port) if ARGS.tls else None
     Route.objects.create(name="swift", model_id=MODEL, provider_tag=TAG, modalities=["text"], context_length=131072,
                          price_prompt_usd="0.0000001", price_completion_usd="0.0000002")
     contract_version_create({"name": "bench-warm", "workload": "text", "deadline_s": 30, "max_attempts": 2,
@@ -193,18 +216,23 @@ def main() -> None:
     _, token = service_token_issue("bench")
     base_env = {**os.environ, "DATABASE_URL": DB_URL, "OPENROUTER_BASE_URL": f"http://127.0.0.1:{sim_port}/api/v1",
                 "OPENROUTER_API_KEY": "sk-or-v1-bench", "LOG_LEVEL": "INFO"}
+    if front is not None:
+        base_env.update(OPENROUTER_BASE_URL=f"{front.base}/api/v1", SSL_CERT_FILE=str(front.ca_file))
     results: dict[tuple[str, str], list[Start]] = {(t, c): [] for c in configs for t in trees}
     try:
         for start in range(ARGS.starts):
             for config in configs:
                 for tree, root in trees.items():
-                    run = one_start(root, {**base_env, **STARTS[config]}, token, log_dir)
+                    run = one_start(root, {**base_env, **STARTS[config]}, token, log_dir, front)
                     results[(tree, config)].append(run)
-                    print(f"start {start + 1}, {tree:<8} {CONFIGS[config]:<18} first - warm {run.gap:6.0f} ms",
-                          file=sys.stderr, flush=True)
+                    print(f"start {start + 1}, {tree:<8} {CONFIGS[config]:<18} first - warm {run.gap:6.0f} ms"
+                          + (f", new conn {run.first_new}" if run.first_new is not None else ""), file=sys.stderr, flush=True)
     finally:
         sim.terminate()
-    print(f"{WORKERS} gthread workers, {ARGS.starts} starts each (interleaved); time to first content, ms "
+        if front is not None:
+            front.stop()
+    print(f"{WORKERS} gthread workers, {ARGS.starts} starts each (interleaved), upstream over "
+          f"{'TLS (nginx)' if front else 'plain HTTP'}; time to first content, ms "
           f"(first = slower of the first {WORKERS} streams after ready, warm = median of {WARM} such pairs after them)")
     for (tree, config), runs in results.items():
         summary(CONFIGS[config] if len(trees) == 1 else f"{tree}: {CONFIGS[config]}", runs)

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.core.signals import request_finished
 
 
 class CoreConfig(AppConfig):
@@ -6,3 +7,9 @@ class CoreConfig(AppConfig):
 
     name = "core"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Imported here: the module reads the models, which need the app registry.
+        from core.last_use import last_use_after_response
+
+        request_finished.connect(last_use_after_response, dispatch_uid="core.last_use")

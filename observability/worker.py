@@ -22,6 +22,7 @@ from celery.signals import task_postrun, task_retry, worker_init, worker_process
 from django.conf import settings
 from django.db import DatabaseError, connection
 
+from core.last_use import last_use_write
 from core.tokens import service_token_verify
 from observability import metrics as m
 from observability.multiprocess import multiproc_dir_reset, process_dead, scrape_registry
@@ -40,12 +41,15 @@ def _on_worker_init(**_: Any) -> None:
 
 
 def _token_verify(authorization: str | None) -> bool:
-    """``service_token_verify`` from the listener's thread, its connection handed back."""
+    """``service_token_verify`` from the listener's thread, the token's last use written
+    (no Django request ends here to write it: ``core.last_use``), its connection handed
+    back."""
     try:
         return service_token_verify(authorization)
     except DatabaseError as exc:
         raise TokenUnverifiable(f"the database is unavailable ({type(exc).__name__})") from exc
     finally:
+        last_use_write()
         connection.close()
 
 

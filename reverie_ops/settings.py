@@ -381,6 +381,9 @@ ROUTING_CACHE_S = not_negative("ROUTING_CACHE_S", env.float("ROUTING_CACHE_S", d
 ROUTING_IDEMPOTENCY_KEEP_S = positive("ROUTING_IDEMPOTENCY_KEEP_S", env.int("ROUTING_IDEMPOTENCY_KEEP_S", default=86400))
 ROUTING_CLAIM_LEASE_S = positive("ROUTING_CLAIM_LEASE_S", env.int("ROUTING_CLAIM_LEASE_S", default=300))
 ROUTING_CONNECT_TIMEOUT_S = above_zero("ROUTING_CONNECT_TIMEOUT_S", env.float("ROUTING_CONNECT_TIMEOUT_S", default=3.0))
+# A server process opens its first connection to OpenRouter before it accepts work
+# (routing/README.md, "Warm from the first request"), giving up after this long (s; 0: never).
+ROUTING_PRECONNECT_TIMEOUT_S = not_negative("ROUTING_PRECONNECT_TIMEOUT_S", env.float("ROUTING_PRECONNECT_TIMEOUT_S", default=2.0))
 ROUTING_MAX_CONNECTIONS = positive("ROUTING_MAX_CONNECTIONS", env.int("ROUTING_MAX_CONNECTIONS", default=256))
 # Share of the canary's structured-output verdicts a route must pass to count as honouring
 # the structured-output mode it advertises.

@@ -3,7 +3,8 @@
 modules, the TLS context the gateways share, one request through the middleware (given
 by the caller), then the process's gateway (its HTTP pool and watchdog thread, Redis
 clients and event writer, the routes, the ignore lists and the database pool:
-``routing.services.wiring.gateway_warm``) where the process serves it.
+``routing.services.wiring.gateway_warm``) and its first connection to OpenRouter
+(``upstream_warm``) where the process serves it.
 
 Called by ``reverie_ops.wsgi`` as the WSGI application loads: in each gunicorn worker
 before it accepts a connection, in ``runserver`` before it serves, or, with gunicorn's
@@ -15,7 +16,8 @@ survive a fork, see ``observability/gunicorn_conf.py``). The Celery worker and
 The first reply after a start used to load the models on its own path (2.0-2.1 s to first
 content under gunicorn against 0.5 s warm), then still paid the URLconf's imports, the
 middleware's lazy imports, the watchdog thread's start and the live scorecard's Redis
-connection (55-90 ms over a warm reply, in process, docs/benchmarks.md);
+connection (55-90 ms over a warm reply, in process, docs/benchmarks.md), and the TCP
+and TLS handshakes of its upstream connection;
 ``bench/warm_start.py`` measures first against warm.
 """
 
@@ -34,7 +36,7 @@ from django.urls import get_resolver
 from canary.judges.warm import SAMPLES, warm_judges
 from openrouter.watched import shared_ssl_context
 from routing.gateway.commit import answer_checks, prefix_checks, reply_checks
-from routing.services.wiring import gateway_warm
+from routing.services.wiring import gateway_warm, upstream_warm
 
 log = logging.getLogger(__name__)
 
@@ -96,12 +98,14 @@ def warm_process(*, judges: bool = True, gateway: bool = True,
     """Warm this process, each part once: with ``judges``, the fork-safe part (every
     judge and the language detector, the gateway's own checks, the URLconf, what the
     gateways share (``warm_shared``), then ``request``: one request through the WSGI stack, ``reverie_ops.warm_request``);
-    with ``gateway``, the gateway (its threads and connections: never before a fork).
+    with ``gateway``, the gateway (its threads and connections: never before a fork),
+    then its first upstream connection (``upstream``: bounded by
+    ``ROUTING_PRECONNECT_TIMEOUT_S``, an unreachable OpenRouter logged, never fatal).
     Then freeze what was loaded out of the cyclic garbage collector's way (it lives as
     long as the process, and a frozen heap is not re-scanned, nor its pages dirtied
     after a fork). Returns the ms each step took; logs one INFO line ``warm: pid=...
     detector=...ms judges=...ms live_checks=...ms urls=...ms shared=...ms request=...ms
-    gateway=...ms``. Never raises: a step that fails is logged and the process starts
+    gateway=...ms upstream=...ms``. Never raises: a step that fails is logged and the process starts
     cold for it."""
     took: dict[str, float] = {}
     if judges and "judges" not in _done:
@@ -118,6 +122,7 @@ def warm_process(*, judges: bool = True, gateway: bool = True,
     if gateway and "gateway" not in _done:
         _done.add("gateway")
         _step(took, "gateway", gateway_warm, "the gateway could not be built; the first request will build it")
+        _step(took, "upstream", upstream_warm, "no upstream connection opened; the first request will open it")
     if not took:
         return took
     gc.collect()

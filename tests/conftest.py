@@ -163,6 +163,17 @@ def _fresh_ignore_cache() -> Iterator[None]:
     ignore_cache_clear()
 
 
+@pytest.fixture(autouse=True)
+def _no_pending_last_use() -> Iterator[None]:
+    """No token's last use left unwritten by an earlier test (its row rolled back) for
+    this test's first request to write (``core.last_use``), on a database it may not use."""
+    from core import tokens
+
+    tokens._unwritten.clear()
+    yield
+    tokens._unwritten.clear()
+
+
 class SchemaHost:
     """A real HTTP server serving one JSON Schema at ``url``, counting the GETs it got."""
 

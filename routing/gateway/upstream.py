@@ -21,7 +21,7 @@ for ``routing.failures.classify``. Never raises on anything the network or upstr
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -46,6 +46,7 @@ from openrouter.watched import WatchedTransport, sending, shared_ssl_context
 from routing.answer_text import answer_text_checked
 from routing.deadline import AttemptTimes
 from routing.failures import Signal
+from routing.gateway.preconnect import Preconnected, preconnect
 from routing.selection import RouteProfile
 from routing.stream import Answer, ChatStream, parse_body
 from routing.terms import CutReason, SignalKind
@@ -135,11 +136,11 @@ class Upstream:
             proxy_rule if proxy_rule is not None else ProxyRule.from_environment(),
         )
         # The decoded content-codings, then the caller's headers, then the chat request's own.
-        self._base_headers = {
+        self._common_headers = {
             "Accept-Encoding": ACCEPT_ENCODING, "Connection": "keep-alive", "User-Agent": "reverie-ops-gateway/1",
             **(headers or {}),
-            "Content-Type": "application/json", "Accept": "text/event-stream",
         }
+        self._base_headers = {**self._common_headers, "Content-Type": "application/json", "Accept": "text/event-stream"}
         # Parsed URLs and header sets, once per route base URL and API key.
         self._prepared: dict[tuple[str, str], tuple[httpx.URL, httpx.Headers]] = {}
 
@@ -150,6 +151,27 @@ class Upstream:
         """Start the attempts' watchdog thread before the process accepts work (never a
         request upstream). Call it in the process that serves, not before a fork."""
         self._watchdog.start()
+
+    def preconnect(self, routes: Iterable[RouteProfile], timeout_s: float) -> Preconnected | None:
+        """Open a connection to the default base URL (OpenRouter) in this upstream's pool,
+        through its proxy if the egress rule names one, when one of ``routes`` uses it
+        (``routing.gateway.preconnect``: ``GET /key`` with the default API key, within
+        ``timeout_s`` seconds); None when none does or ``timeout_s`` is 0. Routes with a
+        base URL of their own open theirs on their first request. Threads and sockets do
+        not survive a fork: call it in the process that serves. Never raises on what the
+        network or the upstream does; ``Unsendable`` for a default base URL or API key
+        that cannot make a request."""
+        default = self.default_base_url
+        if timeout_s <= 0 or not any((route.base_url or default).rstrip("/") == default for route in routes):
+            return None
+        headers = {**self._common_headers, "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        try:
+            check_headers(headers)
+            return preconnect(self._transport, default, headers, timeout_s, self._clock)
+        except (ValueError, httpx.InvalidURL) as exc:
+            raise Unsendable(f"the default base URL {default!r} or API key cannot make a request: {exc}") from None
 
     def url_for(self, route: RouteProfile) -> str:
         return (route.base_url or self.default_base_url).rstrip("/") + "/chat/completions"

@@ -1,10 +1,12 @@
 """The process's gateway, built once from settings: ``gateway_get``, ``gateway_warm``,
-``gateway_flush``, ``gateway_reset``, the breaker store (``breaker_store``) and the event
-sink wrappers that apps above routing register (``sink_wrapper_register``).
+``upstream_warm``, ``gateway_flush``, ``gateway_reset``, the breaker store
+(``breaker_store``) and the event sink wrappers that apps above routing register
+(``sink_wrapper_register``).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +30,8 @@ from routing.models import ContractVersion
 from routing.selection import RouteProfile
 from routing.services.contracts import contract_get, contracts_cache_clear, contracts_with_output
 from routing.services.routes import ignored_get, route_profiles, routes_cache_clear
+
+log = logging.getLogger(__name__)
 
 _gateway: Gateway | None = None
 _gateway_events: EventSink | None = None
@@ -118,6 +122,19 @@ def gateway_warm() -> None:
         except ContractError:
             continue  # its own requests answer 500 naming the problem
     # This thread's connection back to the pool, for the request threads.
+    connections.close_all()
+
+
+def upstream_warm() -> None:
+    """Open the gateway's first connection to OpenRouter (``Upstream.preconnect``: TCP,
+    the proxy's tunnel, TLS) when an enabled route uses the default base URL, within
+    ``ROUTING_PRECONNECT_TIMEOUT_S`` (0: never), so the first request finds it in the pool.
+    Logs what happened at INFO, a failure at WARNING: an OpenRouter unreachable at start
+    never stops a server from starting. Called after ``gateway_warm``, never before a fork.
+    Raises what the database raises for the routes (the caller logs it)."""
+    done = gateway_get().upstream.preconnect(route_profiles(), settings.ROUTING_PRECONNECT_TIMEOUT_S)
+    if done is not None:
+        log.log(logging.INFO if done.kept else logging.WARNING, "warm: upstream %s", done.describe())
     connections.close_all()
 
 

@@ -7,7 +7,8 @@ cluster egress proxy does for our clients.
 - ``CONNECT host:port`` opens a tunnel (RFC 9110 section 9.3.6) for ``https://`` targets.
 
 ``seen`` lists each request line it was sent (the proof a request went through it);
-``refuse`` answers every request with 403 instead (an egress that blocks the host).
+``connections`` counts the client connections it accepted; ``refuse`` answers every
+request with 403 instead (an egress that blocks the host).
 """
 
 from __future__ import annotations
@@ -21,11 +22,15 @@ from urllib.parse import urlsplit
 class ForwardProxy:
     def __init__(self) -> None:
         self.seen: list[str] = []
+        self.connections = 0
         self.refuse = False
+        lock = threading.Lock()
         outer = self
 
         class Handler(socketserver.BaseRequestHandler):
             def handle(self) -> None:
+                with lock:
+                    outer.connections += 1
                 outer._serve(self.request)
 
         class Server(socketserver.ThreadingTCPServer):

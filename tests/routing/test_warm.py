@@ -99,13 +99,14 @@ def fresh_process(monkeypatch):
     monkeypatch.setattr(routing.warm, "warm_judges", lambda: {"detector": 1.0, "judges": 1.0})
     monkeypatch.setattr(routing.warm, "warm_live_checks", lambda: None)
     monkeypatch.setattr(routing.warm, "gateway_warm", lambda: None)
+    monkeypatch.setattr(routing.warm, "upstream_warm", lambda: None)
     monkeypatch.setattr(routing.warm.gc, "freeze", lambda: None)  # the test process keeps collecting
 
 
 def test_each_step_runs_once_per_process_in_order(fresh_process):
     calls: list[str] = []
     took = routing.warm.warm_process(request=lambda: calls.append("request"))
-    assert list(took) == ["detector", "judges", "live_checks", "urls", "shared", "request", "gateway"]
+    assert list(took) == ["detector", "judges", "live_checks", "urls", "shared", "request", "gateway", "upstream"]
     assert calls == ["request"]
     assert routing.warm.warm_process(request=lambda: calls.append("again")) == {}
     assert calls == ["request"]
@@ -116,7 +117,7 @@ def test_the_arbiter_warms_the_fork_safe_part_and_the_worker_its_gateway(fresh_p
     before_fork = routing.warm.warm_process(gateway=False, request=lambda: calls.append("request"))
     assert "gateway" not in before_fork and calls == ["request"]
     in_worker = routing.warm.warm_process(judges=False, request=lambda: calls.append("again"))
-    assert list(in_worker) == ["gateway"] and calls == ["request"]
+    assert list(in_worker) == ["gateway", "upstream"] and calls == ["request"]
 
 
 def test_a_failing_step_is_logged_and_the_process_still_starts(fresh_process, caplog):
