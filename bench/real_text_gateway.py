@@ -57,6 +57,7 @@ from typing import Any
 
 import ftfy.bad_codecs  # noqa: F401 - registers the sloppy-windows-* code pages
 import openai
+import psycopg
 import redis
 from _setup import ROOT, Server, django_on, gunicorn_start
 
@@ -374,6 +375,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--json", type=Path, default=None, help="also write every case's outcome here")
     args = parser.parse_args(argv)
 
+    if args.database_url:
+        # Refused at once with the reason, not after the pool's retries fill the screen.
+        # (Not reverie_ops.database: importing reverie_ops reads the settings before
+        # django_on has named the database.)
+        try:
+            psycopg.connect(args.database_url, connect_timeout=5).close()
+        except psycopg.Error as exc:
+            parser.error(f"--database-url: cannot connect ({str(exc).strip().splitlines()[0]}); "
+                         "create the database (createdb) or name another")
     db_url = args.database_url or f"sqlite:///{Path(tempfile.mkdtemp()) / 'bench-real-text.sqlite3'}"
     django_on(db_url)
     from core.tokens import service_token_issue
