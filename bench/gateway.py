@@ -72,7 +72,7 @@ from pathlib import Path
 from typing import Any
 
 from _load import PHASE_TIMEOUT_S, LoadError, measure, quartiles, run_phase, sequential, tree_cpu_s
-from _peers import start_litellm_proxy, start_ours, stream_caller
+from _peers import proxy_venv_help, start_litellm_proxy, start_ours, stream_caller
 from _setup import ROOT, django_on, fresh_postgres
 from _setup import stop_process as stop
 
@@ -455,6 +455,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.no_litellm:
         args.no_litellm_proxy = True
+    if not (args.no_litellm_proxy or args.no_http or args.cpu_only) and not (args.litellm_proxy_venv / "bin" / "litellm").exists():
+        # Refused before the minutes of in-process rows, not after them.
+        parser.error(proxy_venv_help(args.litellm_proxy_venv))
     if args.slot_s <= 0.4:
         parser.error("--slot-s must be over 0.4 (0.3 s of each slot is never kept)")
     for name in ("rounds", "peer_rounds", "concurrency", "workers", "seq_rounds", "seq_requests", "server_workers",
