@@ -10,6 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 from core.management.strict import StrictCommand
 from core.models import ServiceToken
 from core.tokens import (
+    VERIFY_CACHE_S,
     service_token_issue,
     service_token_list,
     service_token_revoke,
@@ -50,7 +51,8 @@ class Command(StrictCommand):
                 self.stdout.write(token)
             elif action == "revoke":
                 count = service_token_revoke(opts["name"], reason=opts["reason"])
-                self.stdout.write(f"revoked {opts['name']} ({count} token{'s' if count != 1 else ''})")
+                self.stdout.write(f"revoked {opts['name']} ({count} token{'s' if count != 1 else ''}); refused "
+                                  f"everywhere within {VERIFY_CACHE_S:.0f} s (each process trusts a checked token that long)")
             else:
                 self._list()
         except ValueError as exc:
