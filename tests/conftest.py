@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from core.redis_keys import keys_added_delete, keys_snapshot
-from fake_openrouter.process import free_port, start_simulator
+from fake_openrouter.process import SimulatorStartError, free_port, start_simulator
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FLEETS = FIXTURES / "fleets"
@@ -53,6 +53,20 @@ class Simulator:
             self.proc.kill()
 
 
+def simulator_on_a_free_port(fleet_path: Path, tries: int = 3) -> Simulator:
+    """A simulator process on a port the OS found free. Between finding it and the child's
+    bind another xdist worker's process may take it ("address already in use"): then a
+    new port, at most ``tries`` times; any other failure is raised at once."""
+    for attempt in range(tries):
+        port = free_port()
+        try:
+            return Simulator(fleet_path, port, start_simulator(fleet_path, port))
+        except SimulatorStartError as exc:
+            if "address already in use" not in str(exc) or attempt == tries - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 class SharedSimulator:
     """One simulator process per test session (per xdist worker): starting a process
     costs seconds on a loaded machine, re-pointing one costs a file write and a reset.
@@ -71,8 +85,7 @@ class SharedSimulator:
             self.sim.reset()
             return self.sim
         self.fleet_path.write_text(text)
-        port = free_port()
-        self.sim = Simulator(self.fleet_path, port, start_simulator(self.fleet_path, port))
+        self.sim = simulator_on_a_free_port(self.fleet_path)
         return self.sim
 
     def close(self) -> None:
@@ -108,8 +121,7 @@ def start_sim(tmp_path: Path, shared_simulator: SharedSimulator) -> Iterator[Cal
             target.write_text(json.dumps(fleet))
         else:
             shutil.copy(fleet, target)
-        port = free_port()
-        sim = Simulator(target, port, start_simulator(target, port))
+        sim = simulator_on_a_free_port(target)
         started.append(sim)
         return sim
 
