@@ -53,6 +53,19 @@ class Simulator:
             self.proc.kill()
 
 
+# Every variable that names an egress proxy (openrouter/egress.py reads them, either case).
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
+                   "no_proxy")
+
+
+@pytest.fixture
+def no_proxy_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No proxy variable set for the test (the monkeypatch, to set some)."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
 def simulator_on_a_free_port(fleet_path: Path, tries: int = 3) -> Simulator:
     """A simulator process on a port the OS found free. Between finding it and the child's
     bind another xdist worker's process may take it ("address already in use"): then a

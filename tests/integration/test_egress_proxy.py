@@ -13,20 +13,17 @@ from django.core.management import call_command
 
 from canary.models import ProbeResult, Round
 from tests.openrouter.forward_proxy import ForwardProxy
-from tests.openrouter.test_egress import PROXY_VARIABLES
 from tests.routing.conftest import MODEL, api_world, endpoint, fleet, sim_stats
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[ForwardProxy]:
+def proxy(no_proxy_env: pytest.MonkeyPatch) -> Iterator[ForwardProxy]:
     """A forwarding proxy named by ``HTTP_PROXY`` (the simulator is plain HTTP), every
     other proxy variable cleared."""
-    for name in PROXY_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
     server = ForwardProxy()
-    monkeypatch.setenv("HTTP_PROXY", server.url)
+    no_proxy_env.setenv("HTTP_PROXY", server.url)
     yield server
     server.close()
 

@@ -20,16 +20,6 @@ from tests.openrouter.forward_proxy import ForwardProxy
 from tests.openrouter.scripted import DONE, SSE_HEAD, chunk, frame, pinned
 from tests.routing.conftest import MODEL, endpoint, fleet, route
 
-PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
-                   "no_proxy")
-
-
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    for name in PROXY_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
-
 
 @pytest.fixture
 def proxy() -> Iterator[ForwardProxy]:
@@ -38,22 +28,22 @@ def proxy() -> Iterator[ForwardProxy]:
     server.close()
 
 
-def test_each_scheme_takes_its_own_variable_and_all_proxy_serves_the_rest(clean_env: pytest.MonkeyPatch) -> None:
+def test_each_scheme_takes_its_own_variable_and_all_proxy_serves_the_rest(no_proxy_env: pytest.MonkeyPatch) -> None:
     import httpx
 
-    clean_env.setenv("HTTPS_PROXY", "http://egress.corp:3128")
-    clean_env.setenv("ALL_PROXY", "http://fallback.corp:8080")
+    no_proxy_env.setenv("HTTPS_PROXY", "http://egress.corp:3128")
+    no_proxy_env.setenv("ALL_PROXY", "http://fallback.corp:8080")
     rule = ProxyRule.from_environment()
     assert rule.proxy_for(httpx.URL("https://openrouter.ai/api/v1")) == "http://egress.corp:3128"
     assert rule.proxy_for(httpx.URL("http://10.0.0.5:8000/v1")) == "http://fallback.corp:8080"
 
 
-def test_lower_case_wins_and_no_proxy_hosts_and_suffixes_go_direct(clean_env: pytest.MonkeyPatch) -> None:
+def test_lower_case_wins_and_no_proxy_hosts_and_suffixes_go_direct(no_proxy_env: pytest.MonkeyPatch) -> None:
     import httpx
 
-    clean_env.setenv("HTTPS_PROXY", "http://upper.corp:3128")
-    clean_env.setenv("https_proxy", "http://lower.corp:3128")
-    clean_env.setenv("NO_PROXY", "localhost, .internal.example,10.1.2.3")
+    no_proxy_env.setenv("HTTPS_PROXY", "http://upper.corp:3128")
+    no_proxy_env.setenv("https_proxy", "http://lower.corp:3128")
+    no_proxy_env.setenv("NO_PROXY", "localhost, .internal.example,10.1.2.3")
     rule = ProxyRule.from_environment()
     assert rule.proxy_for(httpx.URL("https://openrouter.ai/")) == "http://lower.corp:3128"
     for url in ("https://localhost:8443/", "https://llm.internal.example/v1", "https://10.1.2.3/"):
@@ -61,26 +51,26 @@ def test_lower_case_wins_and_no_proxy_hosts_and_suffixes_go_direct(clean_env: py
     assert rule.proxy_for(httpx.URL("http://openrouter.ai/")) is None  # no HTTP_PROXY: direct
 
 
-def test_off_ignores_the_environment(clean_env: pytest.MonkeyPatch) -> None:
+def test_off_ignores_the_environment(no_proxy_env: pytest.MonkeyPatch) -> None:
     import httpx
 
-    clean_env.setenv("HTTPS_PROXY", "http://egress.corp:3128")
+    no_proxy_env.setenv("HTTPS_PROXY", "http://egress.corp:3128")
     assert ProxyRule.off().proxy_for(httpx.URL("https://openrouter.ai/")) is None
 
 
 @pytest.mark.parametrize("value", ["socks5://127.0.0.1:1080", "egress.corp:3128", "http://"])
-def test_a_proxy_url_the_wire_cannot_use_is_refused_naming_the_variable(clean_env: pytest.MonkeyPatch,
+def test_a_proxy_url_the_wire_cannot_use_is_refused_naming_the_variable(no_proxy_env: pytest.MonkeyPatch,
                                                                         value: str) -> None:
-    clean_env.setenv("HTTPS_PROXY", value)
+    no_proxy_env.setenv("HTTPS_PROXY", value)
     with pytest.raises(ValueError, match="HTTPS_PROXY=.* is not an http:// or https:// proxy URL"):
         ProxyRule.from_environment()
 
 
 @pytest.mark.parametrize("client_cls", [OpenRouterClient, LoopOpenRouterClient])
 def test_discovery_and_a_streamed_probe_go_through_the_environments_proxy(
-        clean_env: pytest.MonkeyPatch, proxy: ForwardProxy, start_sim, client_cls) -> None:  # type: ignore[no-untyped-def]
+        no_proxy_env: pytest.MonkeyPatch, proxy: ForwardProxy, start_sim, client_cls) -> None:  # type: ignore[no-untyped-def]
     sim = start_sim(fleet(endpoint("alpha")))
-    clean_env.setenv("HTTP_PROXY", proxy.url)
+    no_proxy_env.setenv("HTTP_PROXY", proxy.url)
     with client_cls(base_url=sim.base_url, api_key="sk-or-v1-test") as client:
         endpoints = client.list_endpoints(MODEL)
         call = client.chat_pinned(MODEL, "alpha/fp8",
@@ -94,22 +84,22 @@ def test_discovery_and_a_streamed_probe_go_through_the_environments_proxy(
     ]
 
 
-def test_no_proxy_and_the_off_switch_send_directly(clean_env: pytest.MonkeyPatch, proxy: ForwardProxy,
+def test_no_proxy_and_the_off_switch_send_directly(no_proxy_env: pytest.MonkeyPatch, proxy: ForwardProxy,
                                                     start_sim) -> None:  # type: ignore[no-untyped-def]
     sim = start_sim(fleet(endpoint("alpha")))
-    clean_env.setenv("HTTP_PROXY", proxy.url)
+    no_proxy_env.setenv("HTTP_PROXY", proxy.url)
     with OpenRouterClient(base_url=sim.base_url, proxy_rule=ProxyRule.off()) as client:
         assert client.list_endpoints(MODEL)
-    clean_env.setenv("NO_PROXY", "127.0.0.1")
+    no_proxy_env.setenv("NO_PROXY", "127.0.0.1")
     with OpenRouterClient(base_url=sim.base_url) as client:
         assert client.list_endpoints(MODEL)
     assert proxy.seen == []
 
 
 def test_a_gateway_attempt_goes_through_the_environments_proxy_and_can_still_be_cut(
-        clean_env: pytest.MonkeyPatch, proxy: ForwardProxy, start_sim) -> None:  # type: ignore[no-untyped-def]
+        no_proxy_env: pytest.MonkeyPatch, proxy: ForwardProxy, start_sim) -> None:  # type: ignore[no-untyped-def]
     sim = start_sim(fleet(endpoint("alpha"), endpoint("slow", {"ttft_ms": 5000})))
-    clean_env.setenv("HTTP_PROXY", proxy.url)
+    no_proxy_env.setenv("HTTP_PROXY", proxy.url)
     upstream = Upstream(default_base_url=sim.base_url, api_key="sk-or-v1-test")
     def body(tag: str) -> bytes:
         return json.dumps({"model": MODEL, "stream": True, "max_tokens": 32, "provider": {"only": [tag]},
@@ -127,12 +117,12 @@ def test_a_gateway_attempt_goes_through_the_environments_proxy_and_can_still_be_
 
 
 def test_a_proxy_that_refuses_is_an_answer_from_the_proxy_not_a_crash(
-        clean_env: pytest.MonkeyPatch, proxy: ForwardProxy, start_sim) -> None:  # type: ignore[no-untyped-def]
+        no_proxy_env: pytest.MonkeyPatch, proxy: ForwardProxy, start_sim) -> None:  # type: ignore[no-untyped-def]
     from openrouter.errors import DiscoveryError
 
     sim = start_sim(fleet(endpoint("alpha")))
     proxy.refuse = True
-    clean_env.setenv("HTTP_PROXY", proxy.url)
+    no_proxy_env.setenv("HTTP_PROXY", proxy.url)
     with OpenRouterClient(base_url=sim.base_url) as client, pytest.raises(DiscoveryError, match="HTTP 403"):
         client.list_endpoints(MODEL)
 
@@ -180,7 +170,7 @@ class TLSServer:
 
 
 def test_https_targets_are_tunnelled_through_https_proxy_with_connect(
-        clean_env: pytest.MonkeyPatch, proxy: ForwardProxy, tmp_path) -> None:  # type: ignore[no-untyped-def]
+        no_proxy_env: pytest.MonkeyPatch, proxy: ForwardProxy, tmp_path) -> None:  # type: ignore[no-untyped-def]
     # OpenRouter is https://: behind an egress proxy every request is a CONNECT tunnel.
     import trustme
 
@@ -188,8 +178,8 @@ def test_https_targets_are_tunnelled_through_https_proxy_with_connect(
     ca_file = tmp_path / "ca.pem"
     ca.cert_pem.write_to_path(str(ca_file))
     server = TLSServer(ca)
-    clean_env.setenv("SSL_CERT_FILE", str(ca_file))  # httpx's trust store for this test
-    clean_env.setenv("HTTPS_PROXY", proxy.url)
+    no_proxy_env.setenv("SSL_CERT_FILE", str(ca_file))  # httpx's trust store for this test
+    no_proxy_env.setenv("HTTPS_PROXY", proxy.url)
     body = json.dumps({"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "Hi"}]}).encode()
     upstream = Upstream(default_base_url=server.base_url)
     try:
@@ -238,12 +228,12 @@ class HeadsServer:
 
 @pytest.mark.parametrize("client_cls", [OpenRouterClient, LoopOpenRouterClient])
 def test_a_proxy_urls_credentials_are_sent_as_proxy_authorization(
-        clean_env: pytest.MonkeyPatch, client_cls: type[OpenRouterClient]) -> None:
+        no_proxy_env: pytest.MonkeyPatch, client_cls: type[OpenRouterClient]) -> None:
     # The proxy is sent the absolute-form request line and the URL's credentials; the
     # target's name is never resolved (.invalid would not be).
     server = HeadsServer()
     try:
-        clean_env.setenv("HTTP_PROXY", f"http://probe:s3cret@{server.url}")
+        no_proxy_env.setenv("HTTP_PROXY", f"http://probe:s3cret@{server.url}")
         with client_cls(base_url="http://upstream.invalid/api/v1") as client:
             call = pinned(client, stream=True)
     finally:

@@ -16,7 +16,6 @@ import trustme
 from routing.gateway.upstream import Upstream
 from routing.services.wiring import gateway_get, gateway_warm, upstream_warm
 from tests.openrouter.forward_proxy import ForwardProxy
-from tests.openrouter.test_egress import PROXY_VARIABLES
 from tests.routing.conftest import MODEL, api_world, endpoint, fleet, route, sim_stats
 from tests.routing.counting_front import CountingFront
 
@@ -24,13 +23,6 @@ from tests.routing.counting_front import CountingFront
 # transactions, not a test's atomic block.
 pytestmark = pytest.mark.django_db(transaction=True)
 BODY = {"model": MODEL, "messages": [{"role": "user", "content": "Say hello to the traveller."}], "max_tokens": 60}
-
-
-@pytest.fixture
-def no_proxy_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    for name in PROXY_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
 
 
 @pytest.fixture
