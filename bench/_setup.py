@@ -223,11 +223,9 @@ def tls_front(target_port: int) -> TlsFront:
     """Start nginx (``scripts/nginx.sh`` installs it) terminating TLS 1.2/1.3 on a free
     loopback port and proxying to ``127.0.0.1:target_port`` over kept-alive HTTP/1.1,
     unbuffered (server-sent events pass as they come); waits until it listens."""
-    import socket
-
     import trustme
 
-    from fake_openrouter.process import free_port
+    from fake_openrouter.process import free_port, wait_accepting
 
     if not NGINX.exists():
         raise SystemExit(f"--tls needs nginx at {NGINX} (scripts/nginx.sh installs it)")
@@ -264,14 +262,7 @@ http {{
     (work / "access.log").touch()
     proc = subprocess.Popen([str(NGINX), "-p", str(work), "-c", str(work / "nginx.conf"), "-e", "stderr",  # noqa: S603
                              "-g", f"daemon off; pid {work / 'nginx.pid'};"], stderr=(work / "stderr.log").open("wb"))
-    end = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > end:
-                stop_process(proc)
-                raise RuntimeError(f"nginx did not listen: {(work / 'stderr.log').read_text()[-2000:]}") from None
-            time.sleep(0.05)
+    if not wait_accepting(port, proc, 10):
+        stop_process(proc)
+        raise RuntimeError(f"nginx did not listen: {(work / 'stderr.log').read_text()[-2000:]}")
     return TlsFront(proc, f"https://127.0.0.1:{port}", work / "ca.pem", work / "access.log")

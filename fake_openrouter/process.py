@@ -1,5 +1,6 @@
 """Run the simulator as a child process (``manage.py fake_openrouter``) and wait for it:
-for ``manage.py demo``, the test session and the benches.
+for ``manage.py demo``, the test session and the benches; ``free_port`` and
+``wait_accepting`` for any server child they start.
 
 A process, not a thread: the simulator's event loop then never competes with the code
 under test for the GIL, as OpenRouter never would.
@@ -27,6 +28,20 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def wait_accepting(port: int, proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Wait until 127.0.0.1:``port`` accepts a connection (True), or until ``proc`` exits
+    or ``timeout_s`` passes (False): for a server child that listens before it answers."""
+    end = time.monotonic() + timeout_s
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > end:
+                return False
+            time.sleep(0.05)
 
 
 def start_simulator(fleet: Path, port: int, *, cwd: Path = REPO_ROOT, timeout_s: float = 60.0) -> subprocess.Popen[bytes]:

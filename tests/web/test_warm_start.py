@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ import pytest
 from django.conf import settings
 
 from core.tokens import service_token_issue
-from fake_openrouter.process import free_port
+from fake_openrouter.process import free_port, wait_accepting
 from routing.models import Route
 from routing.services.contracts import contract_version_create
 from tests.routing.conftest import MODEL, endpoint, fleet
@@ -54,15 +53,8 @@ def _serve_first_request(tmp_path: Path, preload: bool, env: dict[str, str] | No
     try:
         # The first request goes out as soon as the arbiter listens: before any worker
         # has loaded, so it waits in the listen queue for the first warm worker.
-        end = time.monotonic() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > end:
-                    raise RuntimeError(log_path.read_text()[-2000:]) from None
-                time.sleep(0.05)
+        if not wait_accepting(port, proc, 120):
+            raise RuntimeError(log_path.read_text()[-2000:])
         if first is None:
             response = httpx.get(f"http://127.0.0.1:{port}/api/v1/health", timeout=120)
             assert response.status_code in (200, 503)
