@@ -55,9 +55,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import environ
 import ftfy.bad_codecs  # noqa: F401 - registers the sloppy-windows-* code pages
 import openai
-import psycopg
 import redis
 from _setup import ROOT, Server, django_on, gunicorn_start
 
@@ -377,13 +377,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     if args.database_url:
         # Refused at once with the reason, not after the pool's retries fill the screen.
-        # (Not reverie_ops.database: importing reverie_ops reads the settings before
-        # django_on has named the database.)
-        try:
-            psycopg.connect(args.database_url, connect_timeout=5).close()
-        except psycopg.Error as exc:
-            parser.error(f"--database-url: cannot connect ({str(exc).strip().splitlines()[0]}); "
-                         "create the database (createdb) or name another")
+        # Imported only now: importing reverie_ops reads the settings, which must see the
+        # database named here.
+        os.environ["DATABASE_URL"] = args.database_url
+        from reverie_ops.database import connection_problem
+
+        problem = connection_problem(environ.Env.db_url_config(args.database_url))
+        if problem:
+            parser.error(f"--database-url: {problem}")
     db_url = args.database_url or f"sqlite:///{Path(tempfile.mkdtemp()) / 'bench-real-text.sqlite3'}"
     django_on(db_url)
     from core.tokens import service_token_issue
