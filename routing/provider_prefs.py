@@ -40,6 +40,9 @@ _FAMILIES = {"fp4": frozenset({"fp4", "mxfp4", "nvfp4"}), "fp8": frozenset({"fp8
 # SDKs' ProviderSort enum).
 SORTS: tuple[str, ...] = ("price", "throughput", "latency", "exacto")
 _PRICE_KEYS = ("prompt", "completion")
+# Every field of OpenRouter's ``max_price`` (its API reference, "MaxPrice"): the gateway
+# applies the token prices itself; the image, audio and request prices are OpenRouter's.
+MAX_PRICE_FIELDS = frozenset({*_PRICE_KEYS, "image", "audio", "request"})
 _PER_MILLION = 1_000_000
 
 
@@ -105,7 +108,7 @@ def check_passed_on(provider: Mapping[str, Any]) -> None:
 def constraints_of(provider: Mapping[str, Any] | None) -> ProviderConstraints:
     """The constraints of a client's ``provider`` object (None or without them: none).
     Raises ``ProviderInvalid`` for ``max_price`` that is not an object of non-negative
-    numbers under ``prompt``/``completion``, ``quantizations`` that is not a list of
+    numbers under OpenRouter's fields (``MAX_PRICE_FIELDS``), ``quantizations`` that is not a list of
     OpenRouter's levels."""
     if not provider:
         return ProviderConstraints()
@@ -114,8 +117,15 @@ def constraints_of(provider: Mapping[str, Any] | None) -> ProviderConstraints:
     if limits is not None:
         if not isinstance(limits, Mapping):
             raise ProviderInvalid("provider.max_price", f"expected an object with prompt and/or completion, got {limits!r}")
-        for key in _PRICE_KEYS:
-            prices[key] = _price(limits.get(key), f"provider.max_price.{key}")
+        unknown = sorted(str(key) for key in limits if key not in MAX_PRICE_FIELDS)
+        if unknown:
+            # A misspelt ceiling ("promt") would cap nothing, silently.
+            raise ProviderInvalid(f"provider.max_price.{unknown[0]}",
+                                  f"unknown field; max_price has {', '.join(sorted(MAX_PRICE_FIELDS))}")
+        for key in sorted(MAX_PRICE_FIELDS):
+            price = _price(limits.get(key), f"provider.max_price.{key}")
+            if key in prices:
+                prices[key] = price
     levels = provider.get("quantizations")
     accepted: frozenset[str] | None = None
     if levels is not None:

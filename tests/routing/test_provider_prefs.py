@@ -46,6 +46,9 @@ def test_constraints_read_prices_per_million_and_expand_quantization_families():
     ({"max_price": {"prompt": "cheap"}}, "provider.max_price.prompt"),
     ({"max_price": {"completion": -1}}, "provider.max_price.completion"),
     ({"max_price": {"prompt": True}}, "provider.max_price.prompt"),
+    # A misspelt ceiling capped nothing (a new user's trial); OpenRouter's own are checked too.
+    ({"max_price": {"promt": 1}}, "provider.max_price.promt"),
+    ({"max_price": {"request": -1}}, "provider.max_price.request"),
     ({"quantizations": "fp8"}, "provider.quantizations"),
     ({"quantizations": ["fp7"]}, "provider.quantizations"),
     # OpenRouter answers these with a 400 on every route alike (the trial's "cheapest").
@@ -62,6 +65,12 @@ def test_a_malformed_preference_is_a_400_naming_its_field(provider, path):
     with pytest.raises(RequestInvalid) as refused:
         check_request(user("Hi.", provider=provider), CHAT)
     assert refused.value.path == path
+
+
+def test_openrouters_own_price_ceilings_pass_on_and_leave_the_gateways_alone():
+    provider = {"max_price": {"request": 0, "image": "0.5", "audio": 1}}
+    assert not constraints_of(provider).any
+    check_request(user("Hi.", provider=provider), CHAT)
 
 
 def test_max_tokens_with_max_completion_tokens_is_a_400_at_the_door():
