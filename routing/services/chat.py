@@ -76,6 +76,11 @@ def chat_completion_create(
         request_idempotency_abandon(spec, ledger_key)
         raise
     reply = reply_for(result)
+    if ledger_key is None:
+        # No key, nothing to settle: a transaction here would open a database connection
+        # per request for nothing (the request path reads no table once its token and
+        # contract are cached).
+        return reply
     try:
         # Atomic: a refused write rolls back alone (a savepoint inside a caller's transaction).
         with transaction.atomic():

@@ -3,10 +3,13 @@ end: Django test client -> gateway -> simulator over HTTP, real PostgreSQL and R
 
 from __future__ import annotations
 
+import inspect
 import json
+import os
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from reverie_ops.middleware import database_unavailable_body
@@ -369,3 +372,26 @@ def test_a_route_of_unknown_price_is_passed_over_under_max_price_and_the_records
     plain = post(client, gateway_env)
     assert plain.status_code == 200 and plain["X-Routing-Route"] == "beta"
     assert RequestEvent.objects.get(operation_id=plain["X-Routing-Operation-Id"]).message == ""
+
+
+@pytest.mark.django_db
+def test_a_request_without_an_idempotency_key_touches_no_table_but_the_events(client, gateway_env, settings):
+    # Before, settling a key it did not have opened a transaction, and so a database
+    # connection per request (the ignore list and the token are cached).
+    settings.ROUTING_IGNORE_CACHE_S = 600
+    gateway_env.sim(fleet(endpoint("alpha"), endpoint("beta"), endpoint("gamma")))
+    assert post(client, gateway_env).status_code == 200
+    outside: list[str] = []
+
+    def spy(execute, sql, params, many, context):
+        if not any(frame.filename.endswith(os.path.join("routing", "events.py")) for frame in inspect.stack()):
+            outside.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(spy):
+        assert post(client, gateway_env).status_code == 200
+    assert outside == []
+    # The spy sees what a key costs: its claim and its settling.
+    with connection.execute_wrapper(spy):
+        assert post(client, gateway_env, HTTP_IDEMPOTENCY_KEY="op-settled").status_code == 200
+    assert any("routing_executionledger" in sql for sql in outside)
