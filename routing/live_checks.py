@@ -48,9 +48,6 @@ MIN_LEADING_CHARS = 6
 # (chinese-alpaca-7b, 1 of 57, over the 0.5 %-per-source bar; routing/README.md, "Which
 # checks may block"), so it is recorded, inconclusive, and the reply goes on.
 _TERMINATOR_LINE = re.compile(r"\A\s*[.。．!?！？]+[ \t]*\r?\n")
-# The sentences a reply's own language may be read from when the whole reads as no one
-# language (lingua's cost grows with each).
-MAX_OPENING_SENTENCES = 3
 
 
 @dataclass(frozen=True)
@@ -132,18 +129,11 @@ def expected_language_prefix(text: str, language: str | None) -> Judgement | Non
 
 def mixing(text: str, language: str | None) -> Judgement | None:
     """Without an expected language, sentences in another language than the reply's own
-    (its sure reading, ``core.language_detector.text_language``, else that of its first
-    sentence that reads surely); None with an expected
-    language (``expected_language`` covers mixing then) or no sure reading."""
+    (``canary.judges.language.own_language``); None with an expected language
+    (``expected_language`` covers mixing then)."""
     if language:
         return None
-    # Its whole reading, else the language of its first sentence that reads surely (a
-    # reply half in one language and half in another reads as neither).
-    own = text_language(text) or next(
-        (r for s in split_sentences(text)[:MAX_OPENING_SENTENCES] if (r := text_language(s.text))), None)
-    if own is None:
-        return Judgement(Verdict.INCONCLUSIVE, "language_mixing", "No sure reading of the reply's language.", {})
-    return check_language_mixing(text, own.language)
+    return check_language_mixing(text, None)
 
 
 def mojibake(text: str, language: str | None = None) -> Judgement:

@@ -295,7 +295,7 @@ def _is_foreign(reading: _Reading, text: str, language: str) -> bool:
     )
 
 
-def check_language_mixing(text: str, language: str) -> Judgement:
+def check_language_mixing(text: str, language: str | None) -> Judgement:
     """Sentence-level mixing (docs/sources/text-checks.md, "Order of checks", "Language").
 
     A sentence is *foreign* when its top language ≠ expected at ≥ 0.9 confidence (and
@@ -306,6 +306,12 @@ def check_language_mixing(text: str, language: str) -> Judgement:
     has under 20 letters left) once its names and loanwords are removed
     (``without_names``). Evidence: ``foreign_sentences`` (≤ 5, with offsets,
     letters, top language and confidence, a 80-character excerpt), ``foreign_share``.
+
+    ``language`` None: the expected language is the reply's own (``own_language``);
+    inconclusive when it has none. Each sentence is first read by lingua's low-accuracy
+    screen (``core.language_detector.screen``); one it settles as the expected language
+    is not read again (no real sentence it settles reads foreign to the detector:
+    docs/benchmarks.md, "The language screen").
     """
     check = "language_mixing"
     cleaned = strip_code_and_urls(text)
@@ -313,10 +319,17 @@ def check_language_mixing(text: str, language: str) -> Judgement:
     sentences = [
         (s, n) for s in split_sentences(cleaned) if (n := letter_count(s.text)) >= MIN_LETTERS
     ]
-    readings = detector.confidences_many([s.text for s, _ in sentences])
+    screens = [detector.screen(s.text) for s, _ in sentences]
+    if language is None:
+        language = own_language(text, total_letters, screens)
+        if language is None:
+            return Judgement(Verdict.INCONCLUSIVE, check, "No sure reading of the reply's language.", {})
+    expected = language
+    unsettled = [item for item, top in zip(sentences, screens, strict=True) if not detector.screened_as(top, expected)]
+    readings = detector.confidences_many([s.text for s, _ in unsettled])
     flagged = [
         (sentence, letters, reading)
-        for (sentence, letters), values in zip(sentences, readings, strict=True)
+        for (sentence, letters), values in zip(unsettled, readings, strict=True)
         if _is_foreign(reading := _read(sentence.text, language, values), sentence.text, language)
     ]
     # A sentence is foreign only if it still reads so without its names and loanwords.
@@ -372,6 +385,29 @@ def check_language_mixing(text: str, language: str) -> Judgement:
             evidence,
         )
     return Judgement(Verdict.PASS, check, "No sentence reads as another language.", evidence)
+
+
+# The sentences a reply's own language may be read from when the whole reads as no one
+# language (lingua's cost grows with each).
+MAX_OPENING_SENTENCES = 3
+
+
+def own_language(text: str, letters: int, screens: list[detector.Confidence | None]) -> str | None:
+    """The language a reply is written in, for ``check_language_mixing`` without an expected
+    one: the one language every sentence of 20+ letters is settled as by the screen
+    (``screens``, theirs in order; ``letters``: the reply's, code and links left out) when
+    the reply has the 40 letters a sure reading needs; else its sure whole reading
+    (``core.language_detector.text_language``), else that of its first sentence that reads
+    surely (a reply half in one language and half in another reads as neither); None
+    when none does. Chinese-looking text with Kana is Japanese, as ``text_language`` says."""
+    settled = {top.language for top in screens if top is not None and top.value >= detector.SCREEN_CONFIDENCE}
+    if letters >= SURE_LETTERS and len(settled) == 1 and all(
+            detector.screened_as(top, next(iter(settled))) for top in screens):
+        only = settled.pop()
+        return "ja" if only == "zh" and kana_count(text) else only
+    own = detector.text_language(text) or next(
+        (r for s in split_sentences(text)[:MAX_OPENING_SENTENCES] if (r := detector.text_language(s.text))), None)
+    return own.language if own else None
 
 
 @never_raise("language_shift")

@@ -17,9 +17,11 @@ from canary.judges import (
     warm_up,
 )
 from canary.judges.encoding import check_encoding
-from canary.judges.language import check_foreign_script, check_language_shift
+from canary.judges.language import check_foreign_script, check_language_mixing, check_language_shift, own_language
+from canary.judges.text import letter_count, split_sentences
 from canary.verdicts import Judgement, Reply, Verdict
 from core import language_detector as detector
+from core.language_detector import screen
 from core.languages import LANGUAGE_NAMES
 
 CLEAN = json.loads(
@@ -245,6 +247,28 @@ def test_a_long_english_sentence_in_a_russian_reply_fails_mixing() -> None:
     text = CLEAN["ru"][0] + " Anyway, I think we should go to the market tomorrow morning together."
     judgement = judge(text, "ru")
     assert (judgement.check, judgement.verdict) == ("language_mixing", Verdict.FAIL)
+
+
+def test_without_a_language_the_replys_own_is_the_one_its_sentences_are_settled_as() -> None:
+    text = "O viajante chegou à estalagem ao anoitecer. Pediu um quarto e um prato de sopa quente."
+    sentences = [s.text for s in split_sentences(text)]
+    screens = [screen(s) for s in sentences]
+    assert own_language(text, letter_count(text), screens) == "pt"
+    judgement = check_language_mixing(text, None)
+    assert (judgement.verdict, judgement.evidence["expected"]) == (Verdict.PASS, "pt")
+
+
+def test_without_a_language_a_reply_whose_sentences_disagree_is_read_whole_first() -> None:
+    # Mostly Portuguese with one long Spanish sentence: no one language settles every
+    # sentence, so the reply's own is its whole reading, and the Spanish sentence fails.
+    text = PT + " Ayer fuimos al mercado y compramos muchísimas naranjas para la cena."
+    judgement = check_language_mixing(text, None)
+    assert (judgement.verdict, judgement.evidence["expected"]) == (Verdict.FAIL, "pt")
+    assert judgement.evidence["foreign_sentences"][0]["top"][0] == "es"
+
+
+def test_without_a_language_too_few_letters_have_no_own_language() -> None:
+    assert check_language_mixing("Olá, tudo bem?", None).verdict is Verdict.INCONCLUSIVE
 
 
 # --- robustness and the detector ---------------------------------------------------------------
