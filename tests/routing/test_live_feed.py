@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 
+from canary.live.rule import Streak
 from canary.live.scorecard import AttemptVerdicts, Scorecard, SuspectState
 from routing.contracts import contract_from_dict
 from routing.gateway.live_feed import ScorecardSink, attempt_verdicts, demote
@@ -108,3 +109,20 @@ def test_a_demoted_suspect_is_tried_last(start_sim, gateway_for, card):
     # Nothing else left: the suspect still serves.
     only = gateway_for(sim, [route("alpha")], demoted=card.demoted)
     assert only.complete(CHAT, user()).ok
+
+
+def test_the_scorecard_counts_an_attempt_moves_its_streak_and_expires_its_bucket(card, redis_client):
+    now = time.time()
+    card.record([AttemptVerdicts(MODEL, "alpha/fp8", {"answer.mojibake": False, "validation": True},
+                                 commit_failed=True, commit_check="answer.mojibake", language="pt")], now)
+    window = card.window(MODEL, now)
+    tally = window.counts["alpha/fp8"]["answer.mojibake"]
+    assert (tally.n, tally.failed) == (1, 1) and window.counts["alpha/fp8"]["validation"].failed == 0
+    assert window.languages["alpha/fp8"]["answer.mojibake"]["pt"] == 1
+    assert card.streaks(MODEL)["alpha/fp8"] == Streak(1, "answer.mojibake")
+    bucket = f"{card.prefix}:w:{MODEL}:{int(now // 10)}"
+    assert 0 < redis_client.ttl(bucket) <= card.window_s + 20
+    assert MODEL in card.models()
+    card.record([AttemptVerdicts(MODEL, "alpha/fp8", {"answer.mojibake": True}, commit_failed=False),
+                 AttemptVerdicts(MODEL, "beta/fp8", {})], now)
+    assert card.streaks(MODEL)["alpha/fp8"].count == 0 and "beta/fp8" not in card.window(MODEL, now).counts
