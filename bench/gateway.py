@@ -231,6 +231,12 @@ def inprocess_row(base_url: str, a: argparse.Namespace) -> dict[str, Any]:
         # therefore leaves most event writing out; the CPU line counts it.
         return direct_caller(base_url), system, (lambda: sink.flush() if hasattr(sink, "flush") else None)
 
+    # Closed here too, before the fork, with the PostgreSQL pool (--postgres): the children
+    # inherited its open sockets and their queries crossed on them.
+    connections.close_all()
+    for conn in connections.all():
+        if hasattr(conn, "close_pool"):
+            conn.close_pool()
     row = measure("Reverie gateway, in-process", make, rounds=a.rounds, concurrency=a.concurrency, workers=a.workers,
                   slot_s=a.slot_s)
     row["kind"] = "inprocess"
