@@ -35,9 +35,8 @@ from canary.judges.encoding import check_invalid_chars, check_mojibake
 from canary.judges.language import check_language_mixing, judge_language
 from canary.judges.leading import leading_signature
 from canary.judges.refusal import judge_refusal
-from canary.judges.text import split_sentences
 from canary.verdicts import Judgement, Reply, Verdict
-from core.language_detector import SURE_LETTERS, text_language
+from core.language_detector import SURE_LETTERS
 
 # Below this many non-space characters a leading fragment cannot be told from a word
 # ("ingu" glued to "Ela" needs the word after it).

@@ -17,7 +17,12 @@ from canary.judges import (
     warm_up,
 )
 from canary.judges.encoding import check_encoding
-from canary.judges.language import check_foreign_script, check_language_mixing, check_language_shift, own_language
+from canary.judges.language import (
+    check_foreign_script,
+    check_language_mixing,
+    check_language_shift,
+    own_language,
+)
 from canary.judges.text import letter_count, split_sentences
 from canary.verdicts import Judgement, Reply, Verdict
 from core import language_detector as detector
