@@ -21,6 +21,7 @@ from core.strict_json import loads_marking
 from core.tokens import service_token_caller
 from routing.idempotency_key import HEADER as HEADER_IDEMPOTENCY
 from routing.idempotency_key import idempotency_key_parse
+from routing.models import ContractVersion
 from routing.responses import HEADER_CONTRACT, HEADER_LANGUAGE, GatewayReply, error_reply, sse_body
 from routing.services.chat import chat_completion_create
 from routing.terms import ErrorCode
@@ -76,6 +77,11 @@ def parse_contract_header(value: str | None) -> tuple[str, int]:
                          f"(was the header sent twice?)")
     if not sep or not name or not version.isdigit() or int(version) < 1:
         raise ValueError(f"{HEADER_CONTRACT} must be <contract name>@<version>, e.g. invoice-extract@3; got {shown}")
+    longest = ContractVersion._meta.get_field("name").max_length
+    if longest is not None and len(name) > longest:
+        # No contract can have it; looked up, a 60,000-character name broke SQLite's
+        # LIKE (the case-insensitive hint) and was answered 503 "database unavailable".
+        raise ValueError(f"{HEADER_CONTRACT}: a contract name has at most {longest} characters; got {shown}")
     return name, int(version)
 
 

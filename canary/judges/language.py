@@ -145,11 +145,16 @@ def check_foreign_script(text: str, language: str) -> Judgement:
         return Judgement(
             Verdict.FAIL,
             check,
-            f"A {LANGUAGE_NAMES.get(language, language)} reply contains {listing} "
+            f"{_a(LANGUAGE_NAMES.get(language, language))} reply contains {listing} "
             "character(s) of a script that language does not use.",
             evidence,
         )
     return Judgement(Verdict.PASS, check, "Only expected scripts.", evidence)
+
+
+def _a(name: str) -> str:
+    """``"A Portuguese"``, ``"An English"``: the article before a language's name."""
+    return f"{'An' if name[:1] in 'AEIOU' else 'A'} {name}"
 
 
 @dataclass(frozen=True)

@@ -309,3 +309,8 @@ def test_detector_is_built_once_across_threads() -> None:
 
 def test_a_one_letter_reply_is_said_in_the_singular():
     assert check_language_shift("a", "pt").reason == "Only 1 letter: too short to judge the language."
+
+
+def test_the_script_gate_names_the_language_with_its_article() -> None:
+    assert check_foreign_script("Hello there, 今日は晴れです。", "en").reason.startswith("An English reply contains")
+    assert check_foreign_script("Olá, tudo bem? 今日は晴れです。", "pt").reason.startswith("A Portuguese reply contains")

@@ -105,6 +105,8 @@ def test_retry_after_when_every_route_is_suppressed(client, gateway_env):
         ({"HTTP_X_ROUTING_CONTRACT": "chat@1,chat@2"}, BODY, 400, "names one contract"),
         # A huge bad header is named, not echoed whole.
         ({"HTTP_X_ROUTING_CONTRACT": "x" * 20_000}, BODY, 400, "... (20000 characters)"),
+        # Longer than any contract name: refused before a lookup (SQLite's LIKE broke on it).
+        ({"HTTP_X_ROUTING_CONTRACT": "a" * 60_000 + "@1"}, BODY, 400, "at most 100 characters"),
         ({"HTTP_X_EXPECTED_LANGUAGE": "xx"}, BODY, 400, "X-Expected-Language: unknown language 'xx'; expected one of"),
         ({"HTTP_X_EXPECTED_LANGUAGE": "klingon"}, BODY, 400, "(a region may follow, as in pt-BR)"),
         ({}, {"messages": []}, 400, "messages: a non-empty list"),
