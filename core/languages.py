@@ -28,6 +28,10 @@ LANGUAGE_NAMES: dict[str, str] = {
 DEFAULT_LANGUAGES: tuple[str, ...] = tuple(LANGUAGE_NAMES)
 
 
+# How much of a bad language tag an error repeats (a real tag is a few characters long).
+TAG_SHOWN = 40
+
+
 def language_of_tag(tag: str) -> str:
     """The interface language of a language tag: its primary subtag (BCP 47, RFC 5646:
     "pt-BR" -> "pt"), which must be one of the 17. Raises ValueError naming the tag and
@@ -36,7 +40,10 @@ def language_of_tag(tag: str) -> str:
     try:
         return validate_language(primary)
     except ValueError:
-        raise ValueError(f"unknown language {tag!r}; expected one of {', '.join(LANGUAGE_NAMES)} "
+        named = repr(tag) if len(tag) <= TAG_SHOWN else f"{tag[:TAG_SHOWN]!r}... ({len(tag)} characters)"
+        # A server joins a header sent twice with a comma ("en,pt").
+        twice = " (was the header sent twice?)" if "," in tag else ""
+        raise ValueError(f"unknown language {named}{twice}; expected one of {', '.join(LANGUAGE_NAMES)} "
                          f"(a region may follow, as in pt-BR)") from None
 
 

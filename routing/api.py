@@ -134,6 +134,12 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
         # The languages the language judge reads (core.languages): another code could
         # never be checked before the commit point.
         try:
+            # WSGI hands headers over as Latin-1 (PEP 3333); a client's UTF-8 ("português")
+            # is read back as such, so an error quotes what was sent.
+            language = language.encode("latin-1").decode("utf-8")
+        except UnicodeError:
+            pass
+        try:
             language = language_of_tag(language)
         except ValueError as exc:
             return _render(error_reply(400, ErrorCode.INVALID_EXPECTED_LANGUAGE, f"{HEADER_LANGUAGE}: {exc}",

@@ -109,6 +109,10 @@ def test_retry_after_when_every_route_is_suppressed(client, gateway_env):
         ({"HTTP_X_ROUTING_CONTRACT": "a" * 60_000 + "@1"}, BODY, 400, "at most 100 characters"),
         ({"HTTP_X_EXPECTED_LANGUAGE": "xx"}, BODY, 400, "X-Expected-Language: unknown language 'xx'; expected one of"),
         ({"HTTP_X_EXPECTED_LANGUAGE": "klingon"}, BODY, 400, "(a region may follow, as in pt-BR)"),
+        ({"HTTP_X_EXPECTED_LANGUAGE": "en,pt"}, BODY, 400, "'en,pt' (was the header sent twice?)"),
+        ({"HTTP_X_EXPECTED_LANGUAGE": "x" * 60_000}, BODY, 400, "... (60000 characters)"),
+        # WSGI's Latin-1 reading of UTF-8 bytes: quoted as the client wrote it.
+        ({"HTTP_X_EXPECTED_LANGUAGE": "português".encode().decode("latin-1")}, BODY, 400, "'português'"),
         ({}, {"messages": []}, 400, "messages: a non-empty list"),
         ({}, {**BODY, "provider": {"only": ["x"]}}, 400, "provider.only: chosen by the gateway"),
         # Unhashable values where a name belongs were a TypeError and a 500.
