@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import ftfy  # noqa: E402 (path set above)
 import ftfy.bad_codecs  # noqa: E402, F401 - registers the sloppy-windows-* code pages
 
+from canary.judges import encoding  # noqa: E402
 from canary.judges.encoding import check_mojibake  # noqa: E402
 from canary.verdicts import Verdict  # noqa: E402
 from tests.real_text import adjudications, load  # noqa: E402
@@ -142,10 +143,35 @@ def cost(rule: Callable[[str], bool]) -> float:
     return (time.perf_counter() - started) * 1000 / (sum(map(len, texts)) / 500)
 
 
+def typography_table() -> None:
+    """The rule with and without skipping typographic windows (``encoding.TYPOGRAPHY``):
+    every text of both sides, whole and cut, as a whole reply and as an open prefix."""
+    skip = encoding._typographic
+    texts = [text for side in (False, True) for part in split_texts(side) for _, text in part]
+    judged = changed = 0
+    for text in texts:
+        for length in LENGTHS:
+            cut = _cut(text, length)
+            for open_end in (False, True):
+                encoding._typographic = lambda window: False
+                old = check_mojibake(cut, open_end=open_end).verdict
+                encoding._typographic = skip
+                judged += 1
+                if check_mojibake(cut, open_end=open_end).verdict is not old:
+                    changed += 1
+                    print(f"  changed ({old.value}): {cut[:80]!r}")
+    print(f"\nskipping typographic windows: {judged:,} judgements of {len(texts):,} texts, {changed} changed")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=3)
+    parser.add_argument("--typography", action="store_true",
+                        help="only compare the rule with and without skipping typographic windows")
     args = parser.parse_args()
+    if args.typography:
+        typography_table()
+        return
     for side in ("tuned", "held_out"):
         for name, rule in (("before (ftfy's fixer, whole text)", before), ("now (check_mojibake)", now)):
             report(side, name, rule, args.examples)

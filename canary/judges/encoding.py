@@ -71,6 +71,17 @@ _LATIN1_LETTERS = "".join(chr(c) for c in range(0xC0, 0x100) if chr(c).isalpha()
 _PIECE = regex.compile(r"[^\n]*?(?:[.!?]+[ \t]+|[\u3002\uff01\uff1f]+|\n|$)")
 # Categories a decoding may not produce: control, unassigned, private use, surrogate.
 _NOT_TEXT = frozenset({"Cc", "Cn", "Co", "Cs"})
+# Typographic punctuation (the General Punctuation block: curly quotes, dashes, the
+# ellipsis...) but the dagger and the bullet. A window whose only non-ASCII characters
+# are these cannot be UTF-8 read in a code page: a UTF-8 sequence starts with a byte
+# 0xC2-0xF4, a letter in every Windows page and in Latin-1, a box or math sign in cp437,
+# and in MacRoman one of these only when a continuation byte follows, which MacRoman
+# reads as a letter or sign outside this block except 0xA0 (the dagger) and 0xA5 (the
+# bullet). Such windows are skipped, unless a stream's prefix ends in one (what follows
+# may complete a sequence): most English replies have no other non-ASCII
+# character, and judging them cost a web worker about 0.3 ms per reply (ftfy and ten
+# code pages; docs/benchmarks.md, "Typographic punctuation and the mojibake check").
+TYPOGRAPHY = frozenset(chr(c) for c in range(0x2000, 0x2070)) - {"\u2020", "\u2022"}
 
 
 def check_invalid_chars(text: str) -> Judgement:
@@ -138,10 +149,12 @@ def check_mojibake(text: str, *, open_end: bool = False) -> Judgement:
     undecided: tuple[int, int] | None = None
     for start, end in mojibake_windows(clean):
         window = clean[start:end]
+        still_open = open_end and end == len(clean)
+        if not still_open and _typographic(window):
+            continue  # no code page reads it as UTF-8 (TYPOGRAPHY); an open one may yet
         steps, fixed = _ftfy_recodes(window)
         how = "ftfy"
         if not steps:
-            still_open = open_end and end == len(clean)
             steps, fixed, reading_open = _code_page_recodes(window, final=not still_open)
             how = "code_page"
             if reading_open:
@@ -188,6 +201,10 @@ def mojibake_windows(text: str) -> list[tuple[int, int]]:
             start = cut
         spans.append((start, end))
     return [(s, e) for s, e in spans if not text[s:e].isascii()]
+
+
+def _typographic(window: str) -> bool:
+    return all(c.isascii() or c in TYPOGRAPHY for c in window)
 
 
 def _ftfy_recodes(window: str) -> tuple[list[list[str]], str]:

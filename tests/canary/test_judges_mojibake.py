@@ -5,11 +5,20 @@ encoding the real text as UTF-8 and decoding it as that code page)."""
 
 from __future__ import annotations
 
+import contextlib
+
 import ftfy
 import ftfy.bad_codecs  # noqa: F401 - registers the sloppy-windows-* code pages
 import pytest
+from ftfy import chardata
 
-from canary.judges.encoding import MAX_WINDOW, check_encoding, check_mojibake, mojibake_windows
+from canary.judges.encoding import (
+    MAX_WINDOW,
+    TYPOGRAPHY,
+    check_encoding,
+    check_mojibake,
+    mojibake_windows,
+)
 from canary.verdicts import Verdict
 from routing.live_checks import ANSWER_CHECKS, mojibake_prefix, run_checks
 from tests.real_text import load
@@ -177,3 +186,26 @@ def test_windows_are_lines_and_sentences_of_bounded_length() -> None:
 def test_the_canary_judge_runs_the_same_rule() -> None:
     text = _case("Italian UTF-8 / MacRoman mojibake that looks like math")
     assert check_encoding(text).evidence == check_mojibake(text).evidence
+
+
+@pytest.mark.parametrize("page", chardata.CHARMAP_ENCODINGS)
+def test_no_code_page_reads_typographic_punctuation_as_a_utf8_sequence(page: str) -> None:
+    # The licence to skip a window of ASCII and TYPOGRAPHY: in no code page ftfy knows
+    # do those characters give both a byte that starts a UTF-8 sequence and one that
+    # continues it, so no reading of them decodes to anything but ASCII.
+    encoded = set()
+    for char in TYPOGRAPHY:
+        with contextlib.suppress(UnicodeEncodeError):
+            encoded.update(char.encode(page))
+    leads = {b for b in encoded if 0xC2 <= b <= 0xF4}
+    continuations = {b for b in encoded if 0x80 <= b <= 0xBF}
+    assert not (leads and continuations), (page, sorted(leads), sorted(continuations))
+
+
+def test_typographic_punctuation_alone_is_skipped_but_an_open_prefix_ending_in_it_waits() -> None:
+    assert check_mojibake("\u201cQuoted\u201d \u2014 and so on\u2026 it\u2019s fine.").verdict is Verdict.PASS
+    # MacRoman reads "Р" (D0 A0) as "–†": the dagger keeps such a window judged.
+    russian_as_macroman = "Привет, как дела у тебя сегодня?".encode().decode("mac_roman")
+    assert check_mojibake(russian_as_macroman).verdict is Verdict.FAIL
+    # A prefix ending in a MacRoman lead byte's reading may yet become a sequence: not a pass.
+    assert check_mojibake("Ze kunnen vervolgens een eiwit \u2018", open_end=True).verdict is Verdict.INCONCLUSIVE
