@@ -5,6 +5,8 @@ Order is the default rotation of the language probe (issue "Canary round end to 
 
 from __future__ import annotations
 
+from core.shown import quoted
+
 LANGUAGE_NAMES: dict[str, str] = {
     "en": "English",
     "pt": "Portuguese",
@@ -40,10 +42,9 @@ def language_of_tag(tag: str) -> str:
     try:
         return validate_language(primary)
     except ValueError:
-        named = repr(tag) if len(tag) <= TAG_SHOWN else f"{tag[:TAG_SHOWN]!r}... ({len(tag)} characters)"
         # A server joins a header sent twice with a comma ("en,pt").
         twice = " (was the header sent twice?)" if "," in tag else ""
-        raise ValueError(f"unknown language {named}{twice}; expected one of {', '.join(LANGUAGE_NAMES)} "
+        raise ValueError(f"unknown language {quoted(tag, TAG_SHOWN)}{twice}; expected one of {', '.join(LANGUAGE_NAMES)} "
                          f"(a region may follow, as in pt-BR)") from None
 
 

@@ -16,3 +16,11 @@ def shown(text: str, limit: int = SHOWN_MAX) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def quoted(text: str, limit: int = SHOWN_MAX) -> str:
+    """``repr(text)`` when it has at most ``limit`` characters, else the ``repr`` of its
+    first ``limit`` and ``"... (<n> characters)"``: a caller's value quoted in an error."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"

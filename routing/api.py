@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.views.decorators.csrf import csrf_exempt
 
 from core.languages import language_of_tag
-from core.shown import shown
+from core.shown import quoted, shown
 from core.strict_json import loads_marking
 from core.tokens import service_token_caller
 from routing.idempotency_key import HEADER as HEADER_IDEMPOTENCY
@@ -70,18 +70,18 @@ def parse_contract_header(value: str | None) -> tuple[str, int]:
     if not value:
         raise ValueError(f"the {HEADER_CONTRACT} header is required: <contract name>@<version>")
     name, sep, version = value.strip().rpartition("@")
-    shown = repr(value) if len(value) <= SHOWN_MAX else f"{value[:SHOWN_MAX]!r}... ({len(value)} characters)"
+    named = quoted(value, SHOWN_MAX)
     if "@" in name:
         # A contract name has no '@' (routing.contracts): the server joined two headers.
-        raise ValueError(f"{HEADER_CONTRACT} names one contract, <contract name>@<version>; got {shown} "
+        raise ValueError(f"{HEADER_CONTRACT} names one contract, <contract name>@<version>; got {named} "
                          f"(was the header sent twice?)")
     if not sep or not name or not version.isdigit() or int(version) < 1:
-        raise ValueError(f"{HEADER_CONTRACT} must be <contract name>@<version>, e.g. invoice-extract@3; got {shown}")
+        raise ValueError(f"{HEADER_CONTRACT} must be <contract name>@<version>, e.g. invoice-extract@3; got {named}")
     longest = ContractVersion._meta.get_field("name").max_length
     if longest is not None and len(name) > longest:
         # No contract can have it; looked up, a 60,000-character name broke SQLite's
         # LIKE (the case-insensitive hint) and was answered 503 "database unavailable".
-        raise ValueError(f"{HEADER_CONTRACT}: a contract name has at most {longest} characters; got {shown}")
+        raise ValueError(f"{HEADER_CONTRACT}: a contract name has at most {longest} characters; got {named}")
     return name, int(version)
 
 
