@@ -54,9 +54,9 @@ def get_screen() -> LanguageDetector:
     detector (thread-safe). lingua keeps one copy of each language model per process, so
     it adds no memory."""
     global _screen
-    get_detector()
     screen = _screen
     if screen is None:
+        get_detector()
         with _lock:
             if _screen is None:
                 _screen = _builder().with_low_accuracy_mode().build()

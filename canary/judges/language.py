@@ -329,8 +329,7 @@ def check_language_mixing(text: str, language: str | None) -> Judgement:
         language = own_language(text, total_letters, screens)
         if language is None:
             return Judgement(Verdict.INCONCLUSIVE, check, "No sure reading of the reply's language.", {})
-    expected = language
-    unsettled = [item for item, top in zip(sentences, screens, strict=True) if not detector.screened_as(top, expected)]
+    unsettled = [item for item, top in zip(sentences, screens, strict=True) if not detector.screened_as(top, language)]
     readings = detector.confidences_many([s.text for s, _ in unsettled])
     flagged = [
         (sentence, letters, reading)
@@ -405,11 +404,9 @@ def own_language(text: str, letters: int, screens: list[detector.Confidence | No
     (``core.language_detector.text_language``), else that of its first sentence that reads
     surely (a reply half in one language and half in another reads as neither); None
     when none does. Chinese-looking text with Kana is Japanese, as ``text_language`` says."""
-    settled = {top.language for top in screens if top is not None and top.value >= detector.SCREEN_CONFIDENCE}
-    if letters >= SURE_LETTERS and len(settled) == 1 and all(
-            detector.screened_as(top, next(iter(settled))) for top in screens):
-        only = settled.pop()
-        return "ja" if only == "zh" and kana_count(text) else only
+    first = screens[0] if screens else None
+    if letters >= SURE_LETTERS and first is not None and all(detector.screened_as(top, first.language) for top in screens):
+        return "ja" if first.language == "zh" and kana_count(text) else first.language
     own = detector.text_language(text) or next(
         (r for s in split_sentences(text)[:MAX_OPENING_SENTENCES] if (r := detector.text_language(s.text))), None)
     return own.language if own else None
