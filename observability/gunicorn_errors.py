@@ -15,12 +15,14 @@ from typing import Any
 
 from gunicorn import util
 
+from core.shown import shown
+
 SHOWN_MAX = 200
 
 
 def json_error_response(status_int: int, reason: str, mesg: str) -> bytes:
     """The whole HTTP/1.1 response gunicorn writes for an error it answers itself."""
-    detail = mesg if len(mesg) <= SHOWN_MAX else f"{mesg[:SHOWN_MAX]}... ({len(mesg)} characters)"
+    detail = shown(mesg, SHOWN_MAX)
     message = f"{reason}: {detail}" if detail else reason
     body = json.dumps({"error": {"code": status_int, "message": message}}).encode()
     head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
