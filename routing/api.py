@@ -65,6 +65,20 @@ def _render(reply: GatewayReply, *, stream: bool) -> HttpResponse | StreamingHtt
 SHOWN_MAX = 120
 
 
+def header_as_sent(request: HttpRequest, name: str) -> str | None:
+    """Header ``name`` as the client wrote it, or None when absent. WSGI hands headers
+    over as Latin-1 (PEP 3333), so UTF-8 a client sent ("rôleplay-reply@1",
+    "português") is read back as UTF-8, and an error quotes what was sent; bytes that are
+    not UTF-8 stay as Latin-1 read them."""
+    value = request.headers.get(name)
+    if value is None:
+        return None
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value
+
+
 def parse_contract_header(value: str | None) -> tuple[str, int]:
     """``"invoice-extract@3"`` -> ("invoice-extract", 3). Raises ValueError with a message."""
     if not value:
@@ -75,7 +89,8 @@ def parse_contract_header(value: str | None) -> tuple[str, int]:
         # A contract name has no '@' (routing.contracts): the server joined two headers.
         raise ValueError(f"{HEADER_CONTRACT} names one contract, <contract name>@<version>; got {named} "
                          f"(was the header sent twice?)")
-    if not sep or not name or not version.isdigit() or int(version) < 1:
+    # ASCII digits only: "١" (Arabic-Indic one) is a digit to Python and int() reads it as 1.
+    if not sep or not name or not (version.isascii() and version.isdigit()) or int(version) < 1:
         raise ValueError(f"{HEADER_CONTRACT} must be <contract name>@<version>, e.g. invoice-extract@3; got {named}")
     longest = ContractVersion._meta.get_field("name").max_length
     if longest is not None and len(name) > longest:
@@ -92,7 +107,7 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
     if caller is None:
         return _render(error_reply(401, ErrorCode.UNAUTHORIZED, "a valid service token is required (Authorization: Bearer ...)"), stream=False)
     try:
-        name, version = parse_contract_header(request.headers.get(HEADER_CONTRACT))
+        name, version = parse_contract_header(header_as_sent(request, HEADER_CONTRACT))
     except ValueError as exc:
         return _render(error_reply(400, ErrorCode.INVALID_CONTRACT_HEADER, str(exc)), stream=False)
     if request.content_type != "application/json":
@@ -129,16 +144,10 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
         key = idempotency_key_parse(request.headers.get(HEADER_IDEMPOTENCY))
     except ValueError as exc:
         return _render(error_reply(400, ErrorCode.INVALID_IDEMPOTENCY_KEY, str(exc), header=HEADER_IDEMPOTENCY), stream=False)
-    language = request.headers.get(HEADER_LANGUAGE)
+    language = header_as_sent(request, HEADER_LANGUAGE)
     if language is not None:
         # The languages the language judge reads (core.languages): another code could
         # never be checked before the commit point.
-        try:
-            # WSGI hands headers over as Latin-1 (PEP 3333); a client's UTF-8 ("português")
-            # is read back as such, so an error quotes what was sent.
-            language = language.encode("latin-1").decode("utf-8")
-        except UnicodeError:
-            pass
         try:
             language = language_of_tag(language)
         except ValueError as exc:

@@ -105,6 +105,10 @@ def test_retry_after_when_every_route_is_suppressed(client, gateway_env):
         ({"HTTP_X_ROUTING_CONTRACT": "chat@1,chat@2"}, BODY, 400, "names one contract"),
         # A huge bad header is named, not echoed whole.
         ({"HTTP_X_ROUTING_CONTRACT": "x" * 20_000}, BODY, 400, "... (20000 characters)"),
+        # UTF-8 the client sent is quoted as sent, not as WSGI's Latin-1 reading of it.
+        ({"HTTP_X_ROUTING_CONTRACT": "rôleplay@1".encode().decode("latin-1")}, BODY, 404, "no contract rôleplay@1"),
+        # An Arabic-Indic one is a digit to Python, not a version.
+        ({"HTTP_X_ROUTING_CONTRACT": "chat@١".encode().decode("latin-1")}, BODY, 400, "got 'chat@١'"),
         # Longer than any contract name: refused before a lookup (SQLite's LIKE broke on it).
         ({"HTTP_X_ROUTING_CONTRACT": "a" * 60_000 + "@1"}, BODY, 400, "at most 100 characters"),
         ({"HTTP_X_EXPECTED_LANGUAGE": "xx"}, BODY, 400, "X-Expected-Language: unknown language 'xx'; expected one of"),
