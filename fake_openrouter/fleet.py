@@ -247,16 +247,38 @@ def load_fleet(path: str | Path) -> Fleet:
 def parse_fleet(text: str) -> Fleet:
     """Validate a fleet given as JSON text. Raises FleetError (see ``load_fleet``)."""
     try:
-        raw = json.loads(text)
+        raw = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise FleetError(
             "", f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from exc
     except RecursionError as exc:
         raise FleetError("", "invalid JSON: arrays or objects nested too deeply") from exc
+    except DuplicateKey as exc:
+        raise FleetError("", f"invalid JSON: the key {exc.key!r} appears twice in one object "
+                             "(the last would win, silently)") from exc
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
         raise FleetError("", f"invalid JSON: {exc}") from exc
     return fleet_from_dict(raw)
+
+
+class DuplicateKey(ValueError):
+    """A JSON object of a fleet file names ``key`` twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json.loads keeps the last of two equal keys: '"faults": {...}, "faults": {}' made a
+    # faulty host healthy without a word (the format's rule against silent typos).
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out
 
 
 def fleet_from_dict(raw: Any) -> Fleet:

@@ -257,3 +257,12 @@ def test_a_single_error_reads_as_before() -> None:
     with pytest.raises(FleetError) as info:
         fleet_from_dict(data)
     assert info.value.errors == (("models[0].endpoints[0].faults.http_error.rate", "must be a number between 0 and 1, got 1.5"),)
+
+
+def test_a_key_named_twice_in_one_object_is_refused() -> None:
+    # The last one won: a second, empty "faults" made a faulty host healthy, silently.
+    text = ('{"seed": 1, "models": [{"id": "acme/m", "endpoints": [{"provider": "P", "tag": "p/fp8", '
+            '"faults": {"mojibake": {"rate": 1}}, "faults": {}}]}]}')
+    with pytest.raises(FleetError) as info:
+        parse_fleet(text)
+    assert "the key 'faults' appears twice in one object" in str(info.value)
