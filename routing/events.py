@@ -1,6 +1,8 @@
 """Gateway events: one request event and one attempt event per attempt, written by
 ``DbEventSink`` (synchronously) or ``BackgroundEventSink`` (a writer thread, so the request
-path never waits on PostgreSQL). ROUTING_EVENT_CONTENT ("hash" or "redact") says what an
+path never waits on PostgreSQL). Both hand every batch of results to their listeners
+first (``BatchListener``: the live scorecard's feed), so work that only records what
+happened runs after the answer went out, not on the request's path. ROUTING_EVENT_CONTENT ("hash" or "redact") says what an
 event keeps of a prompt or answer. Every string is made storable first
 (``routing.event_text``): one bad character costs no other caller its events."""
 
@@ -10,6 +12,7 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -24,6 +27,18 @@ from routing.models import AttemptEvent, RequestEvent
 
 log = logging.getLogger(__name__)
 
+# Sees each batch of finished results before it is written (``ScorecardFeed``).
+BatchListener = Callable[[Sequence[GatewayResult]], None]
+
+
+def _tell(listeners: Sequence[BatchListener], items: Sequence[GatewayResult]) -> None:
+    """Hand ``items`` to each listener; one that raises is logged and the rest go on (the
+    events are still written)."""
+    for listener in listeners:
+        try:
+            listener(items)
+        except Exception:  # noqa: BLE001 - a listener never costs the events
+            log.exception("an event listener failed on a batch of %d results", len(items))
 
 
 def _content_field(text: str | None, *, redact: bool) -> str:
@@ -160,9 +175,14 @@ def events_write(results: list[GatewayResult]) -> int:
 
 
 class DbEventSink:
-    """Writes each result's rows before ``emit`` returns (tests; low-volume tools)."""
+    """Tells ``listeners`` and writes each result's rows before ``emit`` returns (tests;
+    low-volume tools)."""
+
+    def __init__(self, *, listeners: Sequence[BatchListener] = ()) -> None:
+        self.listeners = tuple(listeners)
 
     def emit(self, result: GatewayResult) -> None:
+        _tell(self.listeners, [result])
         events_write([result])
 
 
@@ -181,12 +201,15 @@ class BackgroundEventSink:
     is idle, so the writer wakes once per batch, not once per request: a ``queue.Queue``
     woke it for every result, and those thread switches cost more CPU per request than
     the rest of the gateway's own work.
+
+    ``listeners`` see each batch in the writer thread before it is written.
     """
 
     _RENEW_S = 300.0
 
-    def __init__(self, *, batch: int = 200, interval_s: float = 1.0) -> None:
+    def __init__(self, *, batch: int = 200, interval_s: float = 1.0, listeners: Sequence[BatchListener] = ()) -> None:
         self.batch = batch
+        self.listeners = tuple(listeners)
         self.interval_s = interval_s
         self._pending: deque[GatewayResult] = deque()
         self._wake = threading.Event()
@@ -263,6 +286,7 @@ class BackgroundEventSink:
         one (the database restarted); a connection is renewed at least every
         ``_RENEW_S`` seconds anyway.
         """
+        _tell(self.listeners, items)
         now = time.monotonic()
         if now >= self._renew_at:
             connection.close()

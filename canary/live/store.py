@@ -33,7 +33,8 @@ _demoted: dict[str, tuple[float, frozenset[str]]] = {}
 
 def scorecard_get() -> Scorecard:
     """The process's scorecard on ``ROUTING_REDIS_URL``: short timeouts and no client
-    retries, since the gateway writes it on every request's way out."""
+    retries (the gateway's event writer writes it every second; a request reads its
+    suspects)."""
     global _scorecard
     with _lock:
         if _scorecard is None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from canary.live.scorecard import AttemptVerdicts
 from canary.verdicts import Verdict
-from routing.gateway.result import AttemptRecord, EventSink, GatewayResult
+from routing.gateway.result import AttemptRecord, GatewayResult
 from routing.live_checks import ANSWER_CHECKS, PREFIX_CANDIDATES, REPLY_CHECKS
 from routing.selection import RouteProfile
 from routing.terms import AttemptStatus, CheckStage, FailureReason
@@ -86,31 +86,39 @@ def result_verdicts(result: GatewayResult, routes: Iterable[RouteProfile]) -> li
     return out
 
 
-class ScorecardSink:
-    """An event sink that counts each finished request's verdicts into the live
-    scorecard (``record(verdicts, now_s)``, e.g. ``Scorecard.record``), then hands the
-    result on to ``inner``. The scorecard never blocks or fails a request: when it
-    cannot be written the verdicts are dropped with a log line (at most one a minute)."""
+def finished_at(result: GatewayResult) -> float:
+    """When ``result``'s request ended (epoch s): the bucket its verdicts count in."""
+    return result.started_at + result.latency_ms / 1000.0
 
-    def __init__(self, inner: EventSink, routes: Callable[[], Sequence[RouteProfile]],
-                 record: Callable[[list[AttemptVerdicts], float], Any], wall: Callable[[], float] = time.time) -> None:
-        self.inner = inner
+
+class ScorecardFeed:
+    """Counts finished requests' verdicts into the live scorecard, a batch at a time:
+    ``feed(results)`` calls ``record_many([(finished_at, verdicts), ...])`` (e.g.
+    ``Scorecard.record_many``) once. A listener of the gateway's event sink
+    (``routing.events``), so it runs in the event writer's thread, after the answer went
+    out: the scorecard costs a request neither latency nor a Redis round trip, and its
+    evidence arrives within the writer's interval (1 s; the sweep reads every 5 s). It
+    never raises: when the scorecard cannot be written the verdicts are dropped with a log
+    line (at most one a minute). ``routes()`` gives the current route profiles (a route
+    removed since the request ended is not scored)."""
+
+    def __init__(self, routes: Callable[[], Sequence[RouteProfile]],
+                 record_many: Callable[[list[tuple[float, list[AttemptVerdicts]]]], Any]) -> None:
         self.routes = routes
-        self.record = record
-        self.wall = wall
+        self.record_many = record_many
         self._logged_at = 0.0
 
-    def emit(self, result: GatewayResult) -> None:
+    def __call__(self, results: Sequence[GatewayResult]) -> None:
         try:
-            verdicts = result_verdicts(result, self.routes())
-            if verdicts:
-                self.record(verdicts, self.wall())
-        except Exception as exc:  # noqa: BLE001 - live evidence is never worth a failed request
+            profiles = self.routes()
+            batch = [(finished_at(r), verdicts) for r in results if (verdicts := result_verdicts(r, profiles))]
+            if batch:
+                self.record_many(batch)
+        except Exception as exc:  # noqa: BLE001 - live evidence is never worth a lost event
             now = time.monotonic()
             if now - self._logged_at > 60:
                 self._logged_at = now
-                log.warning("live scorecard not written, verdicts dropped: %s", exc)
-        self.inner.emit(result)
+                log.warning("live scorecard not written, verdicts of %d requests dropped: %s", len(results), exc)
 
 
 def demote(ranked: Sequence[RouteProfile], demoted: frozenset[str]) -> list[RouteProfile]:

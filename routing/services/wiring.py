@@ -23,7 +23,7 @@ from routing.breaker import BreakerConfig, BreakerStore
 from routing.contracts import ContractError
 from routing.events import BackgroundEventSink, DbEventSink
 from routing.gateway.door import Gateway
-from routing.gateway.live_feed import ScorecardSink
+from routing.gateway.live_feed import ScorecardFeed
 from routing.gateway.result import EventSink
 from routing.gateway.upstream import Upstream
 from routing.models import ContractVersion
@@ -78,9 +78,12 @@ def gateway_get() -> Gateway:
                 headers={"HTTP-Referer": settings.OPENROUTER_REFERER, "X-OpenRouter-Title": "Reverie Ops gateway"},
                 proxy_rule=egress.rule(settings.OPENROUTER_PROXY_FROM_ENV),
             )
-            events = BackgroundEventSink() if settings.ROUTING_EVENTS_ASYNC else DbEventSink()
-            # The live scorecard hears every attempt's verdicts (docs/live-evidence.md).
-            sink: EventSink = ScorecardSink(events, route_profiles, scorecard_get().record)
+            # The live scorecard hears every attempt's verdicts (docs/live-evidence.md), from
+            # the event writer: after the answer went out.
+            feed = ScorecardFeed(route_profiles, scorecard_get().record_many)
+            events = (BackgroundEventSink(listeners=[feed]) if settings.ROUTING_EVENTS_ASYNC
+                      else DbEventSink(listeners=[feed]))
+            sink: EventSink = events
             for wrap in _sink_wrappers:
                 sink = wrap(sink, route_profiles)
             _gateway_events = events

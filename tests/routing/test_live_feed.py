@@ -8,11 +8,13 @@ import uuid
 
 import pytest
 
-from canary.live.rule import Streak
+from canary.live.rule import Streak, Tally
 from canary.live.scorecard import AttemptVerdicts, Scorecard, SuspectState
 from routing.contracts import contract_from_dict
-from routing.gateway.live_feed import ScorecardSink, attempt_verdicts, demote
-from routing.gateway.result import AttemptRecord
+from routing.events import DbEventSink
+from routing.gateway.live_feed import ScorecardFeed, attempt_verdicts, demote
+from routing.gateway.result import AttemptRecord, GatewayResult
+from routing.terms import RequestOutcome
 from tests.routing.conftest import MODEL, ListSink, endpoint, fleet, route, user
 
 CHAT = contract_from_dict({
@@ -83,7 +85,8 @@ def test_live_streams_fill_the_window_and_the_junk_hosts_streak(start_sim, gatew
                           endpoint("beta"), endpoint("gamma")))
     routes = [route("alpha"), route("beta"), route("gamma")]
     inner = ListSink()
-    gw = gateway_for(sim, routes, sink=ScorecardSink(inner, lambda: routes, card.record))
+    gw = gateway_for(sim, routes, sink=DbEventSink(listeners=[ScorecardFeed(lambda: routes, card.record_many),
+                                                              lambda batch: inner.results.extend(batch)]))
     for _ in range(3):
         result = gw.complete(CHAT, user(max_tokens=200), stream=True, language="en")
         assert result.committed is not None
@@ -126,3 +129,30 @@ def test_the_scorecard_counts_an_attempt_moves_its_streak_and_expires_its_bucket
     card.record([AttemptVerdicts(MODEL, "alpha/fp8", {"answer.mojibake": True}, commit_failed=False),
                  AttemptVerdicts(MODEL, "beta/fp8", {})], now)
     assert card.streaks(MODEL)["alpha/fp8"].count == 0 and "beta/fp8" not in card.window(MODEL, now).counts
+
+
+def test_a_batch_counts_each_request_in_the_bucket_it_ended_in(card):
+    now = time.time()
+    then = now - 30  # three buckets earlier: still in the window, not in now's bucket
+    counted = card.record_many([
+        (then, [AttemptVerdicts(MODEL, "alpha/fp8", {"answer.mojibake": False}, commit_failed=True,
+                                commit_check="answer.mojibake")]),
+        (now, [AttemptVerdicts(MODEL, "alpha/fp8", {"answer.mojibake": True}, commit_failed=False),
+               AttemptVerdicts(MODEL, "beta/fp8", {"answer.mojibake": False}, commit_failed=True,
+                               commit_check="answer.mojibake")]),
+    ])
+    assert counted == 3
+    assert card.window(MODEL, now).counts["alpha/fp8"]["answer.mojibake"] == Tally(2, 1)
+    assert card.window(MODEL, then).counts["alpha/fp8"]["answer.mojibake"] == Tally(1, 1)
+    # In order: alpha's failure, then its pass, leaves its streak at 0; beta's is 1.
+    assert card.streaks(MODEL)["alpha/fp8"].count == 0 and card.streaks(MODEL)["beta/fp8"].count == 1
+
+
+def test_the_feed_drops_a_batch_redis_refuses_and_the_events_are_still_written(caplog):
+    def refused(batch):
+        raise ConnectionError("Redis is away")
+
+    feed = ScorecardFeed(lambda: [route("alpha")], refused)
+    result = GatewayResult("op", "chat@1", RequestOutcome.ACCEPTED, [record(checks={"answer.refusal": "pass"})], 0.0, 5.0)
+    feed([result])  # never raises
+    assert "verdicts of 1 requests dropped: Redis is away" in caplog.text

@@ -154,6 +154,29 @@ def test_the_background_writer_writes_every_result_once_in_batches():
 
 
 @pytest.mark.django_db(transaction=True)
+def test_the_writers_listeners_see_each_batch_off_the_request_thread_and_one_that_fails_costs_no_event():
+    from routing.events import BackgroundEventSink
+
+    seen: list[tuple[str, list[str]]] = []
+
+    def listener(batch):  # type: ignore[no-untyped-def]
+        seen.append((threading.current_thread().name, [r.operation_id for r in batch]))
+
+    def broken(batch):  # type: ignore[no-untyped-def]
+        raise RuntimeError("the scorecard is away")
+
+    sink = BackgroundEventSink(interval_s=1.0, listeners=[broken, listener])  # close() hurries it
+    tag = f"ls{uuid.uuid4().hex[:8]}"
+    for i in range(4):
+        sink.emit(_result(f"{tag}-{i}"))
+    assert seen == []  # emit returned before any listener ran
+    sink.close()
+    assert {name for name, _ in seen} == {"routing-events"}
+    assert [op for _, ops in seen for op in ops] == [f"{tag}-{i}" for i in range(4)]
+    assert RequestEvent.objects.filter(operation_id__startswith=tag).count() == 4
+
+
+@pytest.mark.django_db(transaction=True)
 def test_the_background_writer_retries_a_failed_batch_once_on_a_new_connection(monkeypatch):
     from routing import events
 
