@@ -117,8 +117,9 @@ def test_the_demo_stamps_no_round_in_the_future_and_ends_with_one_breaker_open(s
     assert re.search(r'"restaurant_id": "restaurant_[0-9a-f]{8}"', flat), flat
     assert not list(seen["client"].scan_iter(match=f"{seen['prefix']}*"))
     # Nothing left outside its prefix either; other xdist workers' keys (their broker's and
-    # live scorecard's, under ``test:<worker>:``, tests/environment.py) come and go meanwhile.
-    left = {k for k in seen["client"].scan_iter() if not k.startswith(b"test:")}
+    # live scorecard's, under ``test:<worker>:``, tests/environment.py, and the bench scripts
+    # they run, under ``bench:``) come and go meanwhile.
+    left = {k for k in seen["client"].scan_iter() if not k.startswith((b"test:", b"bench:"))}
     assert left <= keys_before
     assert getattr(settings, "ROUTING_BREAKER", None) in (None, {})
     starts = sorted(Round.objects.values_list("started_at", flat=True))
