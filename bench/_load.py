@@ -356,17 +356,36 @@ def sequential(direct: Callable[[int], None], system: Callable[[int], None], *, 
     """One request at a time: ``rounds`` alternating blocks of ``n`` direct then ``n``
     system calls. Returns ``summarise``'s dict plus, when ``cpu()`` (seconds, the system's
     own CPU clock) is given, ``system_cpu_ms`` per system request measured over the
-    system blocks."""
+    system blocks (``side_by_side`` with one system)."""
+    return side_by_side(direct, {"sequential": (system, cpu)}, rounds=rounds, n=n)["sequential"]
+
+
+def side_by_side(direct: Callable[[int], None],
+                 systems: dict[str, tuple[Callable[[int], None], Callable[[], float] | None]], *, rounds: int,
+                 n: int) -> dict[str, dict[str, Any]]:
+    """One request at a time, several systems in the same rounds: each round runs ``n``
+    direct calls, then ``n`` calls of each system (name -> ``(call, cpu)``), the systems'
+    order rotated every round, so a drift of the machine (another program, the CPU's
+    clock) lands on every system alike instead of on whichever ran in a worse minute.
+    Returns, per system, ``summarise``'s dict (its blocks against the direct block of the
+    same round) plus, when its ``cpu()`` (seconds, that system's own CPU clock) is given,
+    ``system_cpu_ms`` per request over its blocks."""
+    names = list(systems)
     direct_rounds: list[list[float]] = []
-    system_rounds: list[list[float]] = []
-    spent = 0.0
-    for _ in range(rounds):
+    system_rounds: dict[str, list[list[float]]] = {name: [] for name in names}
+    spent = dict.fromkeys(names, 0.0)
+    for r in range(rounds):
         direct_rounds.append(run_phase(direct, n, 1))
-        before = cpu() if cpu is not None else 0.0
-        system_rounds.append(run_phase(system, n, 1))
-        if cpu is not None:
-            spent += cpu() - before
-    result = summarise("sequential", direct_rounds, system_rounds)
-    if cpu is not None:
-        result["system_cpu_ms"] = spent * 1000.0 / (rounds * n)
-    return result
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            call, cpu = systems[name]
+            before = cpu() if cpu is not None else 0.0
+            system_rounds[name].append(run_phase(call, n, 1))
+            if cpu is not None:
+                spent[name] += cpu() - before
+    results = {}
+    for name in names:
+        result = summarise(name, direct_rounds, system_rounds[name])
+        if systems[name][1] is not None:
+            result["system_cpu_ms"] = spent[name] * 1000.0 / (rounds * n)
+        results[name] = result
+    return results

@@ -10,7 +10,9 @@ directly and through each system, at 50 requests in flight and then one at a tim
 - **LiteLLM Router, in-process**, in its own interpreter (``bench/_litellm_router.py``);
 - **Reverie gateway over HTTP** under gunicorn gthread as deployed, and **LiteLLM's
   proxy** as its users run it (``bench/_peers.py``): one worker process per core each,
-  the client processes sending to them.
+  the client processes sending to them. At 50 in flight one after the other; one at a
+  time side by side, in the same rounds (``_load.side_by_side``), so the CPU ratio and
+  the added latency are read in the same minutes for both.
 
 Targets, as users feel them (issue "one OpenRouter wire on a well-kept client"): the
 gateway under gunicorn adds at most 3 ms one request at a time (Portkey 2.4 ms, LiteLLM
@@ -71,7 +73,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _load import PHASE_TIMEOUT_S, LoadError, measure, quartiles, run_phase, sequential, tree_cpu_s
+from _load import (
+    PHASE_TIMEOUT_S,
+    LoadError,
+    measure,
+    quartiles,
+    run_phase,
+    sequential,
+    side_by_side,
+    tree_cpu_s,
+)
 from _peers import proxy_venv_help, start_litellm_proxy, start_ours, stream_caller
 from _setup import ROOT, django_on, fresh_postgres
 from _setup import stop_process as stop
@@ -266,21 +277,19 @@ def router_row(base_url: str, a: argparse.Namespace) -> dict[str, Any]:
     return row
 
 
+def _direct_body() -> dict[str, Any]:
+    return {"model": MODEL, "messages": MESSAGES, "max_tokens": MAX_TOKENS, "stream": True,
+            "provider": {"only": [TAG], "allow_fallbacks": False}}
+
+
 def server_row(kind: str, name: str, proc: subprocess.Popen[bytes], base_url: str, url: str, body: dict[str, Any],
-               headers: dict[str, str], a: argparse.Namespace, *, settle_s: float,
-               rounds: int | None = None) -> dict[str, Any]:
-    """An HTTP gateway already serving at ``url``: ``a.concurrency`` streams in flight
-    from forked client processes, then one at a time, with the server's own CPU per
-    request (its whole process tree, ``/proc``) over the one-at-a-time blocks. Each
-    block waits ``settle_s`` before reading that CPU, so work a server defers (our event
-    writer: a batch a second) is counted with its requests; what the server burns idle
-    over those waits (timers, heartbeats: measured over an idle window first) is taken
-    out again, so a settle wait never counts as serving."""
-    direct_body = {"model": MODEL, "messages": MESSAGES, "max_tokens": MAX_TOKENS, "stream": True,
-                   "provider": {"only": [TAG], "allow_fallbacks": False}}
+               headers: dict[str, str], a: argparse.Namespace, *, rounds: int | None = None) -> dict[str, Any]:
+    """An HTTP gateway already serving at ``url`` at ``a.concurrency`` streams in flight
+    from forked client processes. The row keeps what ``one_at_a_time`` needs: the
+    server's process (``proc``) and a caller of it (``call``)."""
 
     def make() -> tuple[Callable[[int], None], Callable[[int], None], Callable[[], None]]:
-        return (stream_caller(base_url + "/chat/completions", direct_body, {}), stream_caller(url, body, headers),
+        return (stream_caller(base_url + "/chat/completions", _direct_body(), {}), stream_caller(url, body, headers),
                 lambda: None)
 
     try:
@@ -290,61 +299,87 @@ def server_row(kind: str, name: str, proc: subprocess.Popen[bytes], base_url: st
         if kind != "proxy":
             raise
         # LiteLLM's proxy stalls past a slot at 50 in flight in some runs: its CPU per
-        # request (one at a time, below) is still measured, and the stall is reported.
+        # request (one at a time) is still measured, and the stall is reported.
         row = {"name": name, "stalled": str(exc)}
-    row["kind"] = kind
-    direct, system = make()[:2]
+    row.update(kind=kind, proc=proc, call=stream_caller(url, body, headers))
+    return row
+
+
+def one_at_a_time(rows: list[dict[str, Any]], base_url: str, a: argparse.Namespace, *, settle_s: float) -> None:
+    """The server rows one request at a time, side by side in the same rounds
+    (``_load.side_by_side``), each with its server's own CPU per request (its whole
+    process tree, ``/proc``). Each block waits ``settle_s`` before its CPU is read, so
+    work a server defers (our event writer: a batch a second) is counted with its
+    requests; what each server burns idle over those waits (timers, heartbeats: measured
+    over one idle window first, all servers at once) is taken out again, so a settle wait
+    never counts as serving. Fills each row's ``sequential``, ``idle_cpu_pct`` and
+    ``cpu_ms``."""
+    direct = stream_caller(base_url + "/chat/completions", _direct_body(), {})
     run_phase(direct, 30, 1)
-    run_phase(system, 30, 1)
+    for row in rows:
+        run_phase(row["call"], 30, 1)
 
-    def server_cpu() -> float:
-        time.sleep(settle_s)
-        return tree_cpu_s(proc.pid)
+    def cpu_of(pid: int) -> Callable[[], float]:
+        def server_cpu() -> float:
+            time.sleep(settle_s)
+            return tree_cpu_s(pid)
+        return server_cpu
 
-    idle_from = server_cpu()
+    time.sleep(settle_s)
+    idle_from = {row["name"]: tree_cpu_s(row["proc"].pid) for row in rows}
     idle_s = 4 * settle_s
     time.sleep(idle_s)
-    idle_rate = (tree_cpu_s(proc.pid) - idle_from) / idle_s  # CPU seconds per second, idle
-    seq = sequential(direct, system, rounds=a.seq_rounds, n=a.seq_requests, cpu=server_cpu)
-    row["sequential"] = seq
-    row["idle_cpu_pct"] = idle_rate * 100.0
-    row["cpu_ms"] = seq["system_cpu_ms"] - idle_rate * settle_s * 1000.0 / a.seq_requests
-    return row
+    for row in rows:  # CPU seconds per second, idle
+        row["idle_rate"] = (tree_cpu_s(row["proc"].pid) - idle_from[row["name"]]) / idle_s
+    seqs = side_by_side(direct, {row["name"]: (row["call"], cpu_of(row["proc"].pid)) for row in rows},
+                        rounds=a.seq_rounds, n=a.seq_requests)
+    for row in rows:
+        row["sequential"] = seqs[row["name"]]
+        row["idle_cpu_pct"] = row["idle_rate"] * 100.0
+        row["cpu_ms"] = seqs[row["name"]]["system_cpu_ms"] - row["idle_rate"] * settle_s * 1000.0 / a.seq_requests
 
 
 def http_rows(base_url: str, a: argparse.Namespace, failures: list[str]) -> list[dict[str, Any]]:
     """Ours under gunicorn gthread (as deployed) and LiteLLM's proxy (as its users run
-    it), one after the other, each with ``a.server_workers`` worker processes. A proxy
-    row that fails (``LoadError``) is named in ``failures``; the rows measured stand."""
+    it), each with ``a.server_workers`` worker processes: 50 in flight one after the
+    other (the idle one costs nothing measurable: its idle CPU is in the table), then
+    one at a time side by side (``one_at_a_time``). A proxy row that fails
+    (``LoadError``) is named in ``failures``; the rows measured stand."""
     from core.tokens import service_token_issue
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     _, token = service_token_issue(f"bench-{uuid.uuid4().hex[:8]}")
     env = {**os.environ, "OPENROUTER_BASE_URL": base_url, "OPENROUTER_API_KEY": "sk-or-v1-bench",
            "ROUTING_BREAKER_PREFIX": settings.ROUTING_BREAKER_PREFIX}
     body = {"messages": MESSAGES, "max_tokens": MAX_TOKENS, "stream": True}
     server = start_ours(ROOT, env, workers=a.server_workers)
+    proc = None
     try:
         rows.append(server_row("gthread", f"Reverie gateway, gunicorn gthread {a.server_workers}w", server.proc, base_url,
                                f"{server.base}/v1/chat/completions", body,
-                               {"Authorization": f"Bearer {token}", "X-Routing-Contract": "bench-chat@1"}, a,
-                               settle_s=1.3))
+                               {"Authorization": f"Bearer {token}", "X-Routing-Contract": "bench-chat@1"}, a))
+        if not a.no_litellm_proxy:
+            port = free_port()
+            try:
+                proc = start_litellm_proxy(a.litellm_proxy_venv, base_url, MODEL, TAG, port, workers=a.server_workers,
+                                           master_key="sk-bench-master")
+                rows.append(server_row("proxy", f"LiteLLM proxy, uvicorn {a.server_workers}w", proc, base_url,
+                                       f"http://127.0.0.1:{port}/v1/chat/completions", {**body, "model": "bench"},
+                                       {"Authorization": "Bearer sk-bench-master"}, a, rounds=a.peer_rounds))
+            except LoadError as exc:
+                failures.append(f"LiteLLM proxy not measured: {exc}")
+        try:
+            one_at_a_time(rows, base_url, a, settle_s=1.3)
+        except LoadError as exc:
+            if len(rows) == 1:
+                raise
+            # The proxy failed one at a time: ours is measured again alone.
+            failures.append(f"LiteLLM proxy not measured one at a time: {exc}")
+            rows = rows[:1]
+            one_at_a_time(rows, base_url, a, settle_s=1.3)
     finally:
         server.stop()
-    if not a.no_litellm_proxy:
-        port = free_port()
-        proc = None
-        try:
-            proc = start_litellm_proxy(a.litellm_proxy_venv, base_url, MODEL, TAG, port, workers=a.server_workers,
-                                       master_key="sk-bench-master")
-            rows.append(server_row("proxy", f"LiteLLM proxy, uvicorn {a.server_workers}w", proc, base_url,
-                                   f"http://127.0.0.1:{port}/v1/chat/completions", {**body, "model": "bench"},
-                                   {"Authorization": "Bearer sk-bench-master"}, a, settle_s=1.3,
-                                   rounds=a.peer_rounds))
-        except LoadError as exc:
-            failures.append(f"LiteLLM proxy not measured: {exc}")
-        finally:
-            stop(proc)
+        stop(proc)
     return rows
 
 
