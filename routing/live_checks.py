@@ -15,7 +15,8 @@ holds. Three lists:
 - ``REPLY_CHECKS``, on a whole reply after a stream (a fail past the commit point ends
   the stream with an error event), and ``ANSWER_CHECKS`` (those and the opener) before a
   whole or buffered reply is accepted (a fail tries another route). Same rule for
-  ``blocks``.
+  ``blocks``. Only the blocking ones run on the request's path (``REPLY_BLOCKING``,
+  ``ANSWER_BLOCKING``); the evidence (``EVIDENCE_CHECKS``) is judged by the event writer.
 - ``decides_at_chars``: a check's ``pass`` on fewer characters is not a decision yet; the
   commit point waits for it (``routing.gateway.commit``). A ``fail`` decides at once; an
   ``inconclusive`` never does (the hold's cap commits anyway).
@@ -194,6 +195,13 @@ REPLY_CHECKS: tuple[LiveCheck, ...] = (
 # prefix and its end would have been judged by.
 ANSWER_CHECKS: tuple[LiveCheck, ...] = (
     *(c for c in PREFIX_CHECKS if c.name == "leading_garbage"), *REPLY_CHECKS)
+
+# What a request waits for: the checks of a whole reply that may block it. The others
+# (``EVIDENCE_CHECKS``) decide nothing, so they are judged after the answer went out, by
+# the event writer (``routing.gateway.commit.judge_evidence``), with the same verdicts.
+REPLY_BLOCKING: tuple[LiveCheck, ...] = tuple(c for c in REPLY_CHECKS if c.blocks)
+ANSWER_BLOCKING: tuple[LiveCheck, ...] = tuple(c for c in ANSWER_CHECKS if c.blocks)
+EVIDENCE_CHECKS: tuple[LiveCheck, ...] = tuple(c for c in REPLY_CHECKS if not c.blocks)
 
 
 @dataclass(frozen=True)

@@ -336,6 +336,7 @@ class RequestRun:
                 # passes the checks a stream's prefix and end would before it is accepted.
                 content = answer_checks(outcome.answer.content, self.language)
                 record.checks.update({f"{CheckStage.ANSWER}.{k}": v for k, v in content.verdicts.items()})
+                record.evidence_due = (CheckStage.ANSWER, outcome.answer.content)
                 record.validation = "; ".join(filter(None, (record.validation, content.summary(CheckStage.ANSWER),
                                                             self.language_said())))
                 problems += [content.failed] if content.failed else []
@@ -394,6 +395,7 @@ class RequestRun:
         so it is judged whole (``answer_checks``) before it is accepted."""
         checks = answer_checks(answer.content or "", self.language)
         record.checks = {f"{CheckStage.ANSWER}.{k}": v for k, v in checks.verdicts.items()}
+        record.evidence_due = (CheckStage.ANSWER, answer.content or "")
         record.message = checks.failed[:500]
         return checks
 
@@ -471,6 +473,7 @@ class RequestRun:
             t.validation = validate_answer(c, outcome.answer)
             post = reply_checks(outcome.answer.content or "", self.language)
             record.checks.update({f"{CheckStage.POST}.{k}": v for k, v in post.verdicts.items()})
+            record.evidence_due = (CheckStage.POST, outcome.answer.content or "")
             record.validation = "; ".join(filter(None, (record.validation, post.summary(CheckStage.POST),
                                                         f"validation: {t.validation.summary}")))
             problems = [*t.validation.problems, *([post.failed] if post.failed else [])]

@@ -12,10 +12,20 @@ hold commits.
 
 from __future__ import annotations
 
-from routing.contracts import StreamCommit
-from routing.live_checks import ANSWER_CHECKS, PREFIX_CHECKS, REPLY_CHECKS, Checks, run_checks
+from collections.abc import Sequence
 
-__all__ = ["Checks", "answer_checks", "hold_over", "prefix_checks", "reply_checks", "commit_now"]
+from routing.contracts import StreamCommit
+from routing.gateway.result import GatewayResult
+from routing.live_checks import (
+    ANSWER_BLOCKING,
+    EVIDENCE_CHECKS,
+    PREFIX_CHECKS,
+    REPLY_BLOCKING,
+    Checks,
+    run_checks,
+)
+
+__all__ = ["Checks", "answer_checks", "commit_now", "hold_over", "judge_evidence", "prefix_checks", "reply_checks"]
 
 
 def hold_over(commit: StreamCommit, *, content_chars: int, first_content_at_s: float | None, now_s: float) -> bool:
@@ -39,12 +49,36 @@ def prefix_checks(text: str, language: str | None) -> Checks:
 
 
 def reply_checks(text: str, language: str | None) -> Checks:
-    """The post-stream checks of a reply already sent (``REPLY_CHECKS``): a blocking
-    failure ends the stream with an error event."""
-    return run_checks(REPLY_CHECKS, text, language)
+    """The blocking post-stream checks of a reply already sent (``REPLY_BLOCKING``): a
+    failure ends the stream with an error event. Its evidence waits (``judge_evidence``)."""
+    return run_checks(REPLY_BLOCKING, text, language)
 
 
 def answer_checks(text: str, language: str | None) -> Checks:
-    """The checks of a whole answer that was not streamed (or was buffered), before it is
-    accepted (``ANSWER_CHECKS``: the blocking prefix checks and the reply checks)."""
-    return run_checks(ANSWER_CHECKS, text, language)
+    """The blocking checks of a whole answer that was not streamed (or was buffered),
+    before it is accepted (``ANSWER_BLOCKING``: the opener and the reply's). Its evidence
+    waits (``judge_evidence``)."""
+    return run_checks(ANSWER_BLOCKING, text, language)
+
+
+def judge_evidence(results: Sequence[GatewayResult]) -> None:
+    """Judge the evidence-only checks (``EVIDENCE_CHECKS``: the refusal judge) of every
+    attempt whose whole reply waits for them (``AttemptRecord.evidence_due``), in its
+    request's expected language: their verdicts join the attempt's checks under the same
+    stage (``answer.refusal``, ``post.refusal``) and its validation note, as if judged with
+    the rest. A listener of the gateway's event sink (``routing.events``), so it runs
+    after the answer went out and before the scorecard counts it and the event is
+    written. Each record's checks and note are replaced, never changed in place: a
+    request thread may still be reading them for its error body. Never raises (the
+    judges never do)."""
+    for result in results:
+        for record in result.attempts:
+            due = record.evidence_due
+            if due is None:
+                continue
+            stage, text = due
+            record.evidence_due = None
+            checks = run_checks(EVIDENCE_CHECKS, text, result.language)
+            if checks.verdicts:
+                record.checks = {**record.checks, **{f"{stage}.{k}": v for k, v in checks.verdicts.items()}}
+                record.validation = "; ".join(filter(None, (record.validation, checks.summary(stage))))

@@ -67,6 +67,9 @@ class AttemptRecord:
     # The request parameters that explain this attempt's failure (``parameterised_by``:
     # "stop", "provider.quantizations" ...), kept whether or not a peer later passed.
     request_causes: tuple[str, ...] = ()
+    # A whole reply waiting for its evidence-only checks (its stage, its text): judged by
+    # the event writer (``routing.gateway.commit.judge_evidence``), then dropped; never stored.
+    evidence_due: tuple[str, str] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The public shape listed in error bodies."""

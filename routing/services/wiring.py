@@ -21,7 +21,8 @@ from canary.live.store import demoted_get, scorecard_get, scorecard_reset
 from openrouter import egress
 from routing.breaker import BreakerConfig, BreakerStore
 from routing.contracts import ContractError
-from routing.events import BackgroundEventSink, DbEventSink
+from routing.events import BackgroundEventSink, BatchListener, DbEventSink
+from routing.gateway.commit import judge_evidence
 from routing.gateway.door import Gateway
 from routing.gateway.live_feed import ScorecardFeed
 from routing.gateway.result import EventSink
@@ -78,11 +79,11 @@ def gateway_get() -> Gateway:
                 headers={"HTTP-Referer": settings.OPENROUTER_REFERER, "X-OpenRouter-Title": "Reverie Ops gateway"},
                 proxy_rule=egress.rule(settings.OPENROUTER_PROXY_FROM_ENV),
             )
-            # The live scorecard hears every attempt's verdicts (docs/live-evidence.md), from
-            # the event writer: after the answer went out.
-            feed = ScorecardFeed(route_profiles, scorecard_get().record_many)
-            events = (BackgroundEventSink(listeners=[feed]) if settings.ROUTING_EVENTS_ASYNC
-                      else DbEventSink(listeners=[feed]))
+            # After the answer went out, in the event writer: the evidence-only checks, then
+            # the live scorecard hears every attempt's verdicts (docs/live-evidence.md).
+            listeners: list[BatchListener] = [judge_evidence, ScorecardFeed(route_profiles, scorecard_get().record_many)]
+            events = (BackgroundEventSink(listeners=listeners) if settings.ROUTING_EVENTS_ASYNC
+                      else DbEventSink(listeners=listeners))
             sink: EventSink = events
             for wrap in _sink_wrappers:
                 sink = wrap(sink, route_profiles)

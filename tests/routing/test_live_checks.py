@@ -6,8 +6,10 @@ from __future__ import annotations
 import ftfy.bad_codecs  # noqa: F401 - registers the sloppy-windows-* code pages
 
 from routing.contracts import StreamCommit
-from routing.gateway.commit import answer_checks, commit_now, prefix_checks, reply_checks
-from routing.live_checks import PREFIX_CANDIDATES, PREFIX_CHECKS
+from routing.gateway.commit import answer_checks, commit_now, judge_evidence, prefix_checks, reply_checks
+from routing.gateway.result import AttemptRecord, GatewayResult
+from routing.live_checks import EVIDENCE_CHECKS, PREFIX_CANDIDATES, PREFIX_CHECKS, REPLY_BLOCKING
+from routing.terms import AttemptStatus, RequestOutcome
 from tests.real_text_prefix import texts
 
 EARLY = StreamCommit("prefix", 64, 250.0)
@@ -90,11 +92,24 @@ def test_a_language_pass_from_fewer_than_forty_letters_is_not_a_decision() -> No
     assert prefix_checks("Olá, viajante! Bem-vindo à nossa estalagem, sente-se perto do fogo.", "pt").decided
 
 
-def test_a_whole_answer_gets_the_opener_and_the_reply_checks_and_refusal_only_informs() -> None:
-    checks = answer_checks("I'm sorry, but I can't help with that request.", None)
-    assert checks.ok and checks.verdicts["refusal"] == "fail" and "refusal" in checks.evidence
-    assert "refusal=fail (evidence)" in checks.summary("answer")
+def test_a_whole_answer_gets_the_opener_and_the_reply_checks_and_refusal_only_informs_afterwards() -> None:
+    text = "I'm sorry, but I can't help with that request."
+    checks = answer_checks(text, None)
+    # The request waits for the checks that may block it, not for evidence.
+    assert checks.ok and "refusal" not in checks.verdicts and checks.verdicts["language_mixing"]
     assert answer_checks(";Hello there, traveller.", None).failed.startswith("leading_garbage")
+    record = AttemptRecord("a", 0, "alpha", "primary", "closed", 0.0, status=AttemptStatus.ACCEPTED,
+                           validation=checks.summary("answer"), checks={f"answer.{k}": v for k, v in checks.verdicts.items()},
+                           evidence_due=("answer", text))
+    seen = record.checks
+    judge_evidence([GatewayResult("op", "chat@1", RequestOutcome.ACCEPTED, [record], 0.0, 5.0, language="en")])
+    assert record.checks["answer.refusal"] == "fail" and record.evidence_due is None
+    assert "answer.refusal" not in seen  # replaced, not changed under a reader
+    assert record.validation.endswith("; answer: refusal=fail (evidence)")
+    judge_evidence([GatewayResult("op", "chat@1", RequestOutcome.ACCEPTED, [record], 0.0, 5.0)])  # judged once
+    assert record.validation.count("refusal") == 1
+    post = reply_checks(text, "en")
+    assert "refusal" not in post.verdicts and not (set(EVIDENCE_CHECKS) & set(REPLY_BLOCKING))
 
 
 def test_without_a_language_a_reply_is_checked_for_mixing_inside_itself() -> None:
