@@ -1,9 +1,10 @@
 """Gateway events: one request event and one attempt event per attempt, written by
 ``DbEventSink`` (synchronously) or ``BackgroundEventSink`` (a writer thread, so the request
 path never waits on PostgreSQL). Both hand every batch of results to their listeners
-first (``BatchListener``: the live scorecard's feed), so work that only records what
-happened runs after the answer went out, not on the request's path. ROUTING_EVENT_CONTENT ("hash" or "redact") says what an
-event keeps of a prompt or answer. Every string is made storable first
+first (``BatchListener``: the evidence-only checks, then the live scorecard's feed), so
+work that only records what happened runs after the answer went out, not on the
+request's path. ROUTING_EVENT_CONTENT ("hash" or "redact") says what an event keeps of a
+prompt or answer. Every string is made storable first
 (``routing.event_text``): one bad character costs no other caller its events."""
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from routing.models import AttemptEvent, RequestEvent
 
 log = logging.getLogger(__name__)
 
-# Sees each batch of finished results before it is written (``ScorecardFeed``).
+# Sees each batch of finished results before it is written, in the writer's thread
+# (``routing.gateway.commit.judge_evidence``, ``routing.gateway.live_feed.ScorecardFeed``).
 BatchListener = Callable[[Sequence[GatewayResult]], None]
 
 

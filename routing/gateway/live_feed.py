@@ -93,8 +93,8 @@ def finished_at(result: GatewayResult) -> float:
 
 class ScorecardFeed:
     """Counts finished requests' verdicts into the live scorecard, a batch at a time:
-    ``feed(results)`` calls ``record_many([(finished_at, verdicts), ...])`` (e.g.
-    ``Scorecard.record_many``) once. A listener of the gateway's event sink
+    called with a batch of results, it calls ``record_many([(finished_at, verdicts),
+    ...])`` (e.g. ``Scorecard.record_many``) once. A listener of the gateway's event sink
     (``routing.events``), so it runs in the event writer's thread, after the answer went
     out: the scorecard costs a request neither latency nor a Redis round trip, and its
     evidence arrives within the writer's interval (1 s; the sweep reads every 5 s). It
