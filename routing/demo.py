@@ -264,8 +264,8 @@ def _plain_call(client: openai.OpenAI, key: str, model_id: str) -> str:
         body = exc.body if isinstance(exc.body, dict) else {}
         message = str(body.get("message"))
         if body.get("code") == ErrorCode.ALL_ROUTES_SUPPRESSED:
-            # Its first clause says it; the rest lists every route ruled out and why.
-            message = message.split(": ")[0]
+            # Its first sentence says it; the rest lists every route ruled out and why.
+            message = message.split(". ")[0] + "."
         return f"{type(exc).__name__} {exc.status_code} {body.get('code')}: {message}"
     return RequestOutcome.ACCEPTED
 

@@ -65,8 +65,8 @@ def judge_evidence(results: Sequence[GatewayResult]) -> None:
     """Judge the evidence-only checks (``EVIDENCE_CHECKS``: the refusal judge) of every
     attempt whose whole reply waits for them (``AttemptRecord.evidence_due``), in its
     request's expected language: their verdicts join the attempt's checks under the same
-    stage (``answer.refusal``, ``post.refusal``) and its validation note, as if judged with
-    the rest. A listener of the gateway's event sink (``routing.events``), so it runs
+    stage (``answer.refusal``, ``post.refusal``) and its validation note (``"; answer
+    evidence: refusal=pass"``). A listener of the gateway's event sink (``routing.events``), so it runs
     after the answer went out and before the scorecard counts it and the event is
     written. Each record's checks and note are replaced, never changed in place: a
     request thread may still be reading them for its error body. Never raises (the
@@ -81,4 +81,4 @@ def judge_evidence(results: Sequence[GatewayResult]) -> None:
             checks = run_checks(EVIDENCE_CHECKS, text, result.language)
             if checks.verdicts:
                 record.checks = {**record.checks, **{f"{stage}.{k}": v for k, v in checks.verdicts.items()}}
-                record.validation = "; ".join(filter(None, (record.validation, checks.summary(stage))))
+                record.validation = "; ".join(filter(None, (record.validation, checks.summary(f"{stage} evidence"))))

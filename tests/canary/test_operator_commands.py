@@ -112,6 +112,10 @@ def test_the_demo_stamps_no_round_in_the_future_and_ends_with_one_breaker_open(s
     # The second round's header language is explained: the endpoints whose language probe
     # showed an anomaly in the first round are prompted in its language again.
     flat = " ".join(text.split())
+    # The refused call's reason is its first sentence, whole; the list of routes ruled out
+    # is the page's to show.
+    assert "all_routes_suppressed: every capable route is suppressed by its circuit breaker." in flat
+    assert "Suppressed by breakers" not in flat
     assert "Prompted in another language than the round's" in flat
     # The showcase tool call books a restaurant by an id, not by a sentence.
     assert re.search(r'"restaurant_id": "restaurant_[0-9a-f]{8}"', flat), flat

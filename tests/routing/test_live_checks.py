@@ -6,7 +6,13 @@ from __future__ import annotations
 import ftfy.bad_codecs  # noqa: F401 - registers the sloppy-windows-* code pages
 
 from routing.contracts import StreamCommit
-from routing.gateway.commit import answer_checks, commit_now, judge_evidence, prefix_checks, reply_checks
+from routing.gateway.commit import (
+    answer_checks,
+    commit_now,
+    judge_evidence,
+    prefix_checks,
+    reply_checks,
+)
 from routing.gateway.result import AttemptRecord, GatewayResult
 from routing.live_checks import EVIDENCE_CHECKS, PREFIX_CANDIDATES, PREFIX_CHECKS, REPLY_BLOCKING
 from routing.terms import AttemptStatus, RequestOutcome
@@ -105,7 +111,7 @@ def test_a_whole_answer_gets_the_opener_and_the_reply_checks_and_refusal_only_in
     judge_evidence([GatewayResult("op", "chat@1", RequestOutcome.ACCEPTED, [record], 0.0, 5.0, language="en")])
     assert record.checks["answer.refusal"] == "fail" and record.evidence_due is None
     assert "answer.refusal" not in seen  # replaced, not changed under a reader
-    assert record.validation.endswith("; answer: refusal=fail (evidence)")
+    assert record.validation.endswith("; answer evidence: refusal=fail (evidence)")
     judge_evidence([GatewayResult("op", "chat@1", RequestOutcome.ACCEPTED, [record], 0.0, 5.0)])  # judged once
     assert record.validation.count("refusal") == 1
     post = reply_checks(text, "en")
