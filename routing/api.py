@@ -86,9 +86,10 @@ def parse_contract_header(value: str | None) -> tuple[str, int]:
     name, sep, version = value.strip().rpartition("@")
     named = quoted(value, SHOWN_MAX)
     if "@" in name:
-        # A contract name has no '@' (routing.contracts): the server joined two headers.
-        raise ValueError(f"{HEADER_CONTRACT} names one contract, <contract name>@<version>; got {named} "
-                         f"(was the header sent twice?)")
+        # A contract name has no '@' (routing.contracts); a comma is how a server joins
+        # a header sent twice.
+        twice = " (was the header sent twice?)" if "," in value else ""
+        raise ValueError(f"{HEADER_CONTRACT} names one contract, <contract name>@<version>; got {named}{twice}")
     # ASCII digits only: "١" (Arabic-Indic one) is a digit to Python and int() reads it as 1.
     if not sep or not name or not (version.isascii() and version.isdigit()) or int(version) < 1:
         raise ValueError(f"{HEADER_CONTRACT} must be <contract name>@<version>, e.g. invoice-extract@3; got {named}")
@@ -109,7 +110,8 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
     try:
         name, version = parse_contract_header(header_as_sent(request, HEADER_CONTRACT))
     except ValueError as exc:
-        return _render(error_reply(400, ErrorCode.INVALID_CONTRACT_HEADER, str(exc)), stream=False)
+        return _render(error_reply(400, ErrorCode.INVALID_CONTRACT_HEADER, str(exc), header=HEADER_CONTRACT),
+                       stream=False)
     if request.content_type != "application/json":
         # Only JSON is read as JSON: a form or a text body was parsed as JSON before.
         sent = request.headers.get("Content-Type")

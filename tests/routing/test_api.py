@@ -102,7 +102,7 @@ def test_retry_after_when_every_route_is_suppressed(client, gateway_env):
         ({"HTTP_X_ROUTING_CONTRACT": "CHAT@1"}, BODY, 404, "no contract CHAT@1; known: chat@1"),
         ({"HTTP_X_ROUTING_CONTRACT": "chat@9"}, BODY, 404, "no contract chat@9; known: chat@1"),
         # Two headers, as a WSGI server joins them: one contract is asked for, not a 404.
-        ({"HTTP_X_ROUTING_CONTRACT": "chat@1,chat@2"}, BODY, 400, "names one contract"),
+        ({"HTTP_X_ROUTING_CONTRACT": "chat@1,chat@2"}, BODY, 400, "'chat@1,chat@2' (was the header sent twice?)"),
         # A huge bad header is named, not echoed whole.
         ({"HTTP_X_ROUTING_CONTRACT": "x" * 20_000}, BODY, 400, "... (20000 characters)"),
         # UTF-8 the client sent is quoted as sent, not as WSGI's Latin-1 reading of it.
@@ -345,6 +345,10 @@ def test_header_errors_name_their_header_and_show_only_the_callers_key(client, g
     gateway_env.sim(fleet(endpoint("alpha"), endpoint("beta"), endpoint("gamma")))
     language = post(client, gateway_env, HTTP_X_EXPECTED_LANGUAGE="xx").json()["error"]
     assert language["header"] == "X-Expected-Language"
+    contract = post(client, gateway_env, HTTP_X_ROUTING_CONTRACT="@@@").json()["error"]
+    assert contract["header"] == "X-Routing-Contract"
+    # No comma, so not a header sent twice: no such guess.
+    assert contract["message"].endswith("<contract name>@<version>; got '@@@'")
     missing = post(client, gateway_env, HTTP_X_ROUTING_CONTRACT="book-table@1").json()["error"]
     assert missing["code"] == "idempotency_key_required" and missing["header"] == "Idempotency-Key"
     assert post(client, gateway_env, HTTP_IDEMPOTENCY_KEY="mine-1").status_code == 200
