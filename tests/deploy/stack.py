@@ -377,11 +377,15 @@ def wait_for(check: Callable[[], Any], timeout_s: float, what: str, every_s: flo
 
 
 def prometheus_targets(base: str) -> dict[str, str]:
-    """``{job: health}`` of Prometheus's active targets ({} while it is not answering)."""
+    """``{job: health}`` of Prometheus's active targets ({} while it is not answering, or
+    answers 503 "Service Unavailable" in plain text while it starts)."""
     try:
-        body = httpx.get(f"{base}/api/v1/targets", timeout=5).json()
+        response = httpx.get(f"{base}/api/v1/targets", timeout=5)
     except httpx.HTTPError:
         return {}
+    if response.status_code != 200:
+        return {}
+    body = response.json()
     return {t["labels"]["job"]: t["health"] for t in body["data"]["activeTargets"]}
 
 
