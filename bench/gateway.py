@@ -463,7 +463,7 @@ def report(rows: list[dict[str, Any]], cpu: dict[str, Any], a: argparse.Namespac
     if served and peer_proxy and served.get("cpu_ms") and peer_proxy.get("cpu_ms"):
         times = peer_proxy["cpu_ms"] / max(served["cpu_ms"], 1e-3)
         print(f"Target: server CPU per streamed request >= 8x less than LiteLLM's proxy: ours {served['cpu_ms']:.2f} ms, "
-              f"the proxy's {peer_proxy['cpu_ms']:.2f} ms, {times:.1f}x ({'met' if times >= 8.0 else 'NOT met'})")
+              f"the proxy's {peer_proxy['cpu_ms']:.2f} ms, {times:.2f}x ({'met' if times >= 8.0 else 'NOT met'})")
 
 
 def main() -> None:
