@@ -277,11 +277,6 @@ def router_row(base_url: str, a: argparse.Namespace) -> dict[str, Any]:
     return row
 
 
-def _direct_body() -> dict[str, Any]:
-    return {"model": MODEL, "messages": MESSAGES, "max_tokens": MAX_TOKENS, "stream": True,
-            "provider": {"only": [TAG], "allow_fallbacks": False}}
-
-
 def server_row(kind: str, name: str, proc: subprocess.Popen[bytes], base_url: str, url: str, body: dict[str, Any],
                headers: dict[str, str], a: argparse.Namespace, *, rounds: int | None = None) -> dict[str, Any]:
     """An HTTP gateway already serving at ``url`` at ``a.concurrency`` streams in flight
@@ -289,8 +284,7 @@ def server_row(kind: str, name: str, proc: subprocess.Popen[bytes], base_url: st
     server's process (``proc``) and a caller of it (``call``)."""
 
     def make() -> tuple[Callable[[int], None], Callable[[int], None], Callable[[], None]]:
-        return (stream_caller(base_url + "/chat/completions", _direct_body(), {}), stream_caller(url, body, headers),
-                lambda: None)
+        return direct_caller(base_url), stream_caller(url, body, headers), lambda: None
 
     try:
         row = measure(name, make, rounds=rounds or a.rounds, concurrency=a.concurrency, workers=a.workers,
@@ -314,7 +308,7 @@ def one_at_a_time(rows: list[dict[str, Any]], base_url: str, a: argparse.Namespa
     over one idle window first, all servers at once) is taken out again, so a settle wait
     never counts as serving. Fills each row's ``sequential``, ``idle_cpu_pct`` and
     ``cpu_ms``."""
-    direct = stream_caller(base_url + "/chat/completions", _direct_body(), {})
+    direct = direct_caller(base_url)
     run_phase(direct, 30, 1)
     for row in rows:
         run_phase(row["call"], 30, 1)
