@@ -166,10 +166,18 @@ def text_language(text: str, *, min_letters: int = SURE_LETTERS,
     if letters < min_letters:
         return None
     values = confidences(text)
-    if not values or values[0].value < min_confidence:
-        if values and values[0].language == "zh" and _KANA.search(text):
-            return TextLanguage("ja", values[0].value, letters)
+    if not values:
         return None
     top = values[0]
-    language = "ja" if top.language == "zh" and _KANA.search(text) else top.language
+    language = kana_corrected(top.language, text)
+    # A Chinese reading of text with Kana is Japanese however unsure lingua was of Chinese.
+    if top.value < min_confidence and language == top.language:
+        return None
     return TextLanguage(language, top.value, letters)
+
+
+def kana_corrected(language: str, text: str) -> str:
+    """``language`` (ISO 639-1, lingua's reading of ``text``), but "ja" for a Chinese
+    reading of text with Kana: Japanese written in Kanji reads as Chinese to lingua (its
+    blind spot, lingua-rs#152), and Chinese is never written with Kana."""
+    return "ja" if language == "zh" and _KANA.search(text) else language

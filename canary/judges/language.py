@@ -406,7 +406,7 @@ def own_language(text: str, letters: int, screens: list[detector.Confidence | No
     when none does. Chinese-looking text with Kana is Japanese, as ``text_language`` says."""
     first = screens[0] if screens else None
     if letters >= SURE_LETTERS and first is not None and all(detector.screened_as(top, first.language) for top in screens):
-        return "ja" if first.language == "zh" and kana_count(text) else first.language
+        return detector.kana_corrected(first.language, text)
     own = detector.text_language(text) or next(
         (r for s in split_sentences(text)[:MAX_OPENING_SENTENCES] if (r := detector.text_language(s.text))), None)
     return own.language if own else None
