@@ -5,7 +5,7 @@ Order is the default rotation of the language probe (issue "Canary round end to 
 
 from __future__ import annotations
 
-from core.shown import quoted
+from core.shown import quoted, sent_twice
 
 LANGUAGE_NAMES: dict[str, str] = {
     "en": "English",
@@ -42,9 +42,7 @@ def language_of_tag(tag: str) -> str:
     try:
         return validate_language(primary)
     except ValueError:
-        # A server joins a header sent twice with a comma ("en,pt").
-        twice = " (was the header sent twice?)" if "," in tag else ""
-        raise ValueError(f"unknown language {quoted(tag, TAG_SHOWN)}{twice}; expected one of {', '.join(LANGUAGE_NAMES)} "
+        raise ValueError(f"unknown language {quoted(tag, TAG_SHOWN)}{sent_twice(tag)}; expected one of {', '.join(LANGUAGE_NAMES)} "
                          f"(a region may follow, as in pt-BR)") from None
 
 

@@ -24,3 +24,10 @@ def quoted(text: str, limit: int = SHOWN_MAX) -> str:
     if len(text) <= limit:
         return repr(text)
     return f"{text[:limit]!r}... ({len(text)} characters)"
+
+
+def sent_twice(value: str) -> str:
+    """``" (was the header sent twice?)"`` when a header's ``value`` holds a comma, the
+    way a server joins a header sent twice (RFC 9110 section 5.3), else ``""``: the hint an
+    error about a one-value header adds after quoting it."""
+    return " (was the header sent twice?)" if "," in value else ""

@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.views.decorators.csrf import csrf_exempt
 
 from core.languages import language_of_tag
-from core.shown import quoted, shown
+from core.shown import quoted, sent_twice, shown
 from core.strict_json import loads_marking
 from core.tokens import service_token_caller
 from routing.idempotency_key import HEADER as HEADER_IDEMPOTENCY
@@ -63,6 +63,8 @@ def _render(reply: GatewayReply, *, stream: bool) -> HttpResponse | StreamingHtt
 
 # How much of a bad header an error repeats (a 20 KB header came back whole).
 SHOWN_MAX = 120
+# The longest contract name the table holds (read once, not per request).
+CONTRACT_NAME_MAX = ContractVersion._meta.get_field("name").max_length
 
 
 def header_as_sent(request: HttpRequest, name: str) -> str | None:
@@ -85,19 +87,16 @@ def parse_contract_header(value: str | None) -> tuple[str, int]:
         raise ValueError(f"the {HEADER_CONTRACT} header is required: <contract name>@<version>")
     name, sep, version = value.strip().rpartition("@")
     named = quoted(value, SHOWN_MAX)
-    if "@" in name:
-        # A contract name has no '@' (routing.contracts); a comma is how a server joins
-        # a header sent twice.
-        twice = " (was the header sent twice?)" if "," in value else ""
-        raise ValueError(f"{HEADER_CONTRACT} names one contract, <contract name>@<version>; got {named}{twice}")
+    if "@" in name:  # a contract name has no '@' (routing.contracts)
+        raise ValueError(f"{HEADER_CONTRACT} names one contract, <contract name>@<version>; got {named}"
+                         f"{sent_twice(value)}")
     # ASCII digits only: "١" (Arabic-Indic one) is a digit to Python and int() reads it as 1.
     if not sep or not name or not (version.isascii() and version.isdigit()) or int(version) < 1:
         raise ValueError(f"{HEADER_CONTRACT} must be <contract name>@<version>, e.g. invoice-extract@3; got {named}")
-    longest = ContractVersion._meta.get_field("name").max_length
-    if longest is not None and len(name) > longest:
+    if CONTRACT_NAME_MAX is not None and len(name) > CONTRACT_NAME_MAX:
         # No contract can have it; looked up, a 60,000-character name broke SQLite's
         # LIKE (the case-insensitive hint) and was answered 503 "database unavailable".
-        raise ValueError(f"{HEADER_CONTRACT}: a contract name has at most {longest} characters; got {named}")
+        raise ValueError(f"{HEADER_CONTRACT}: a contract name has at most {CONTRACT_NAME_MAX} characters; got {named}")
     return name, int(version)
 
 
