@@ -158,11 +158,6 @@ class Scorecard:
             pipe.execute()
         return counted
 
-    def warm(self) -> None:
-        """Open a pooled connection and load the record script, so a process's first
-        request pays neither. Raises ``redis.RedisError`` when Redis is unreachable."""
-        self.client.script_load(_RECORD)
-
     def models(self) -> list[str]:
         """The models the gateway has scored, sorted."""
         return sorted(m.decode() if isinstance(m, bytes) else m for m in self.client.smembers(f"{self.prefix}:models"))

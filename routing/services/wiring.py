@@ -104,7 +104,7 @@ def gateway_get() -> Gateway:
 def gateway_warm() -> None:
     """Build the process's gateway and fill what its first request would otherwise read
     on its own path: the upstream's watchdog thread, a Redis connection and the breakers'
-    scripts, the live scorecard's Redis connection and record script, the enabled routes,
+    scripts, the live scorecard's Redis connection, the enabled routes,
     the canary's ignore list of each routed model, the contracts already in use (parsed,
     validators compiled), the database pool (its ``min_size`` connections). Called before a server process
     accepts work (``routing.warm``), never before a fork. Raises what the database
@@ -118,7 +118,6 @@ def gateway_warm() -> None:
         # The live scorecard's own Redis client: its connection (and redis-py's package
         # metadata read, once per connection) would otherwise be the first request's.
         demoted_get(model_id)
-    scorecard_get().warm()
     # Contracts already in use are parsed now (their validators compiled); one never used
     # stays for its first request, which marks it in use.
     for name, version in ContractVersion.objects.filter(first_used_at__isnull=False).values_list("name", "version"):
