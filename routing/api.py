@@ -105,7 +105,10 @@ def parse_contract_header(value: str | None) -> tuple[str, int]:
 def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
     caller = service_token_caller(request.headers.get("Authorization"))
     if caller is None:
-        return _render(error_reply(401, ErrorCode.UNAUTHORIZED, "a valid service token is required (Authorization: Bearer ...)"), stream=False)
+        refused = _render(error_reply(401, ErrorCode.UNAUTHORIZED, "a valid service token is required (Authorization: Bearer ...)",
+                                      header="Authorization"), stream=False)
+        refused["WWW-Authenticate"] = "Bearer"  # a 401 names its scheme (RFC 9110 section 11.6.1; RFC 6750)
+        return refused
     try:
         name, version = parse_contract_header(header_as_sent(request, HEADER_CONTRACT))
     except ValueError as exc:

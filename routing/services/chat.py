@@ -14,7 +14,7 @@ from routing.gateway.door import Gateway
 from routing.request_check import BodyInvalid, RequestInvalid, body_check
 from routing.request_fields import request_fields_check
 from routing.request_values import request_values_check
-from routing.responses import GatewayReply, error_reply, reply_for
+from routing.responses import HEADER_CONTRACT, GatewayReply, error_reply, reply_for
 from routing.services.contracts import ContractNotFound, contract_get
 from routing.services.ledger import (
     request_idempotency_abandon,
@@ -51,7 +51,8 @@ def chat_completion_create(
     try:
         spec = contract_get(contract, version)
     except ContractNotFound as exc:
-        return error_reply(404, ErrorCode.UNKNOWN_CONTRACT, str(exc))
+        # The HTTP door's X-Routing-Contract named it.
+        return error_reply(404, ErrorCode.UNKNOWN_CONTRACT, str(exc), header=HEADER_CONTRACT)
     except ContractError as exc:
         return error_reply(500, ErrorCode.INVALID_CONTRACT, f"stored contract {contract}@{version} is invalid: {exc}")
     try:

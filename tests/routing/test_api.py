@@ -345,6 +345,11 @@ def test_header_errors_name_their_header_and_show_only_the_callers_key(client, g
     gateway_env.sim(fleet(endpoint("alpha"), endpoint("beta"), endpoint("gamma")))
     language = post(client, gateway_env, HTTP_X_EXPECTED_LANGUAGE="xx").json()["error"]
     assert language["header"] == "X-Expected-Language"
+    unknown = post(client, gateway_env, HTTP_X_ROUTING_CONTRACT="nosuch@1").json()["error"]
+    assert unknown["code"] == "unknown_contract" and unknown["header"] == "X-Routing-Contract"
+    refused = post(client, gateway_env, HTTP_AUTHORIZATION="Bearer wrong")
+    assert refused.status_code == 401 and refused["WWW-Authenticate"] == "Bearer"
+    assert refused.json()["error"]["header"] == "Authorization"
     contract = post(client, gateway_env, HTTP_X_ROUTING_CONTRACT="@@@").json()["error"]
     assert contract["header"] == "X-Routing-Contract"
     # No comma, so not a header sent twice: no such guess.
