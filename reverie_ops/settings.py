@@ -113,6 +113,15 @@ MIDDLEWARE = [
     # A database outage on /api/ and /v1/ is a JSON 503 with Retry-After, not HTML 500.
     "reverie_ops.middleware.DatabaseUnavailableMiddleware",
 ]
+# The gateway's paths (/v1/) pass only these, in MIDDLEWARE's order: its callers are
+# programs with a bearer token, to which no session, cookie, CSRF token, message, static
+# file or frame rule applies (reverie_ops.handlers).
+GATEWAY_MIDDLEWARE = [
+    "reverie_ops.api_errors.ApiPathErrorsMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "reverie_ops.middleware.DatabaseUnavailableMiddleware",
+]
 
 ROOT_URLCONF = "reverie_ops.urls"
 TEMPLATES = [

@@ -1,4 +1,6 @@
-"""WSGI entry point (gunicorn reverie_ops.wsgi; runserver loads it too).
+"""WSGI entry point (gunicorn reverie_ops.wsgi; runserver loads it too): the gateway's
+paths through their own middleware, the rest through the whole stack
+(``reverie_ops.handlers``).
 
 The process is warmed here, as the application loads, so it accepts no request before the
 judges and the language detector are built, the URLconf imported and one request has
@@ -11,10 +13,11 @@ safe, and the workers share their pages); each worker builds its gateway in
 import os
 
 from django.conf import settings
-from django.core.wsgi import get_wsgi_application
+
+from reverie_ops.handlers import wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reverie_ops.settings")
-application = get_wsgi_application()
+application = wsgi_application()
 
 from reverie_ops.warm_request import handler_warm  # noqa: E402 - needs the settings configured above
 from routing.warm import warm_process  # noqa: E402

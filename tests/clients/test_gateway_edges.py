@@ -126,6 +126,24 @@ def test_a_disallowed_host_is_a_json_400_on_api_paths_and_admin_pages_stay_html(
     assert page.status_code == 404 and page.headers["Content-Type"].startswith("text/html")
 
 
+def test_the_gateway_passes_its_own_middleware_and_pages_the_whole_stack(live: Live) -> None:
+    """/v1/ runs settings.GATEWAY_MIDDLEWARE (reverie_ops.handlers): the security headers
+    and Content-Length, no session, CSRF or frame rule; the admin's pages run them all."""
+    root = live.url.removesuffix("/v1")
+    answer = post(live, live.token, [])
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["X-Content-Type-Options"] == "nosniff"  # SecurityMiddleware
+    assert int(answer.headers["Content-Length"]) == len(answer.content)  # CommonMiddleware
+    assert "X-Frame-Options" not in answer.headers and "set-cookie" not in answer.headers
+    assert "Cookie" not in answer.headers.get("Vary", "")
+    refused = httpx.post(f"{live.url}/chat/completions", json=BODY, timeout=10)  # no token: the view's 401
+    assert refused.status_code == 401 and "X-Frame-Options" not in refused.headers
+    login = httpx.get(f"{root}/admin/login/", timeout=10)
+    assert login.status_code == 200 and login.headers["X-Frame-Options"] == "DENY"
+    assert "csrftoken" in login.headers.get("set-cookie", "")
+    assert login.headers["X-Content-Type-Options"] == "nosniff"
+
+
 @pytest.mark.django_db
 def test_with_debug_on_as_in_the_demo_api_paths_still_answer_json(client, settings) -> None:  # type: ignore[no-untyped-def]
     # DEBUG swaps Django's error handlers for its debug pages; the middleware answers first.

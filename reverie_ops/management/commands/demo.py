@@ -25,7 +25,6 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError, CommandParser
-from django.core.wsgi import get_wsgi_application
 from django.urls import reverse
 from django.utils import timezone
 
@@ -43,6 +42,7 @@ from core.redis_keys import keys_under_delete
 from core.terminal import MAX_WIDTH, fill, terminal_width
 from core.tokens import service_token_issue
 from fake_openrouter.process import SimulatorStartError, free_port, start_simulator
+from reverie_ops.handlers import wsgi_application
 from routing.demo import (
     demo_breaker_report,
     demo_breaker_route,
@@ -215,7 +215,7 @@ class Command(StrictCommand):
         """Every shipped contract once through the OpenAI SDK, over HTTP to this process."""
         demo_routes_ensure(settings.CANARY_MODEL, model_class="chat-70b")
         _, token = service_token_issue(f"demo-gateway-{secrets.token_hex(3)}")
-        server = make_server("127.0.0.1", 0, get_wsgi_application(), handler_class=_QuietHandler)
+        server = make_server("127.0.0.1", 0, wsgi_application(), handler_class=_QuietHandler)
         thread = threading.Thread(target=server.serve_forever, name="demo-gateway", daemon=True)
         thread.start()
         base = f"http://127.0.0.1:{server.server_port}/v1"
