@@ -1,8 +1,9 @@
 """The servers the gateway bench compares: ours over HTTP and LiteLLM's proxy, each
 started as its users run it, plus the streamed-chat caller every HTTP row uses.
 
-- Ours: the web app under gunicorn with gthread workers (as ``docker-compose.yml``
-  deploys it), its breakers in Redis under a bench prefix, a throwaway SQLite file.
+- Ours: the web app under gunicorn with gthread workers as ``docker-compose.yml`` deploys
+  it (its gunicorn settings file, metrics in per-process files), its breakers in Redis
+  under a bench prefix, a throwaway SQLite file.
 - LiteLLM's proxy: ``litellm --config FILE --num_workers N`` (one uvicorn worker per
   core, its production guide's sizing for several workers in one container), no
   database, no callbacks, ``set_verbose`` off, message logging off, ``LITELLM_LOG=ERROR``,
@@ -54,10 +55,14 @@ def stream_caller(url: str, body: dict[str, Any], headers: dict[str, str]) -> Ca
 
 
 def start_ours(root: Path, env: dict[str, str], *, workers: int, threads: int = 32) -> Server:
-    """The web app under gunicorn gthread, as deployed (``_setup.gunicorn_start``), idle
+    """The web app under gunicorn gthread, as deployed (``_setup.gunicorn_start``): the
+    deployed settings file (``observability/gunicorn_conf.py``: the application preloaded
+    in the arbiter, each worker warm before it accepts) and metrics in per-process files
+    (``PROMETHEUS_MULTIPROC_DIR``, a fresh folder), as docker-compose.yml runs it; idle
     keep-alive connections kept 30 s. Waits until it answers."""
-    return gunicorn_start(env, workers=workers, threads=threads, root=root, args=["--keep-alive", "30"],
-                          timeout_s=START_TIMEOUT_S)
+    env = {**env, "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="bench-metrics-")}
+    return gunicorn_start(env, workers=workers, threads=threads, root=root, timeout_s=START_TIMEOUT_S,
+                          args=["-c", str(root / "observability" / "gunicorn_conf.py"), "--keep-alive", "30"])
 
 
 def proxy_venv_help(venv: Path) -> str:
