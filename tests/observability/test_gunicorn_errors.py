@@ -25,7 +25,11 @@ def gunicorn_base() -> Iterator[str]:
     proc = subprocess.Popen(  # noqa: S603
         [sys.executable, "-m", "gunicorn", "reverie_ops.wsgi", "-c", "observability/gunicorn_conf.py", "-w", "1",
          "-b", f"127.0.0.1:{port}"],
-        cwd=ROOT, env={**os.environ, "DJANGO_DEBUG": "true"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # No database is set up for this module: the worker's warm start finds none, and
+        # with the pool's timeout as docker-compose.yml ships it for web (1 s) it says so
+        # at once instead of waiting 30 s, twice, before it accepts.
+        cwd=ROOT, env={**os.environ, "DJANGO_DEBUG": "true", "DATABASE_POOL_TIMEOUT_S": "1"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
         # The worker builds the judges before it accepts (warm start): tens of seconds on a
