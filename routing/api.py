@@ -131,10 +131,19 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
         raw = request.body
     except RequestDataTooBig:
         return _render(error_reply(413, ErrorCode.PAYLOAD_TOO_LARGE, f"the body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"), stream=False)
+    except ValueError:
+        # Django's size check reads Content-Length as an integer; gunicorn refuses such a
+        # header itself, a server that passes it on (runserver) reaches here.
+        sent = shown(request.META.get("CONTENT_LENGTH", ""), 40)
+        return _render(error_reply(400, ErrorCode.INVALID_REQUEST, f"Content-Length must be a number of bytes, not {sent!r}",
+                                   header="Content-Length"), stream=False)
+    if not raw:
+        return _render(error_reply(400, ErrorCode.INVALID_JSON, "the body is empty: send the request as a JSON object"),
+                       stream=False)
     try:
         # UTF-8, a byte-order mark ignored (RFC 8259 section 8.1). Numbers JSON has not
         # (NaN, 1e400) are kept marked, for the body check to refuse naming the field.
-        body = loads_marking(raw.decode("utf-8-sig") if raw else "")
+        body = loads_marking(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         return _render(error_reply(400, ErrorCode.INVALID_JSON, f"the body is not UTF-8 (JSON text is, RFC 8259 section 8.1): "
                                                         f"byte 0x{raw[exc.start]:02x} at offset {exc.start}"), stream=False)

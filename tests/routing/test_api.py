@@ -371,6 +371,16 @@ def test_a_body_without_content_type_is_told_it_is_missing(client, gateway_env):
 
 
 @pytest.mark.django_db
+def test_a_content_length_that_is_no_number_and_an_empty_body_are_400s_saying_so(client, gateway_env):
+    garbage = client.generic("POST", "/v1/chat/completions", json.dumps(BODY).encode(), content_type="application/json",
+                             CONTENT_LENGTH="abc", **gateway_env.auth)
+    error = garbage.json()["error"]
+    assert garbage.status_code == 400 and error["header"] == "Content-Length" and "'abc'" in error["message"]
+    empty = client.generic("POST", "/v1/chat/completions", b"", CONTENT_TYPE="application/json", **gateway_env.auth)
+    assert empty.status_code == 400 and empty.json()["error"]["message"].startswith("the body is empty")
+
+
+@pytest.mark.django_db
 def test_a_route_of_unknown_price_is_passed_over_under_max_price_and_the_records_say_why(client, gateway_env):
     # alpha's price unknown; beta 0.2 and gamma 0.3 USD per million prompt tokens.
     Route.objects.filter(name="alpha").update(price_prompt_usd=None, price_completion_usd=None)
