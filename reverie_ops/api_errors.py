@@ -36,20 +36,26 @@ def _resolves(path: str) -> bool:
     return True
 
 
-def api_error_response(path: str, status: int, message: str) -> JsonResponse | None:
+def api_error_response(path: str, status: int, message: str, *, header: str | None = None) -> JsonResponse | None:
     """The JSON answer for ``path`` in the shape of the API that serves it: the gateway's
-    routing error (``error.code`` a name, an ``operation_id`` to quote) under ``/v1/``,
-    the internal API's ``{"error": {"code": <status>, "message": ...}}`` under
-    ``/api/v1/``; None for any other path (Django's own page is kept)."""
+    routing error (``error.code`` a name, an ``operation_id`` to quote, ``error.header``
+    naming ``header`` when given, its headers) under ``/v1/``, the internal API's
+    ``{"error": {"code": <status>, "message": ...}}`` under ``/api/v1/``; None for any
+    other path (Django's own page is kept). Carries its Content-Length: the middleware
+    answers before CommonMiddleware, which counts the others."""
     if path.startswith(_GATEWAY) or path == _GATEWAY.rstrip("/"):
         failure = "transient" if status >= 500 else "permanent"
-        reply = error_reply(status, _STATUS_CODE.get(status, "error"), message, failure_class=failure)
+        extra = {"header": header} if header else {}
+        reply = error_reply(status, _STATUS_CODE.get(status, "error"), message, failure_class=failure, **extra)
         response = JsonResponse(reply.body, status=status, json_dumps_params={"ensure_ascii": False})
-        response[HEADER_OPERATION] = reply.headers[HEADER_OPERATION]
-        return response
-    if path.startswith(_API) or path == _API.rstrip("/"):
-        return api_error(status, message)
-    return None
+        for name, value in reply.headers.items():
+            response[name] = value
+    elif path.startswith(_API) or path == _API.rstrip("/"):
+        response = api_error(status, message)
+    else:
+        return None
+    response["Content-Length"] = str(len(response.content))
+    return response
 
 
 def not_found_message(path: str) -> str:
@@ -73,8 +79,10 @@ def handler400(request: HttpRequest, exception: Exception) -> HttpResponse:
     """400 for a request Django refuses before any view (a Host outside ALLOWED_HOSTS, a
     malformed multipart body): JSON under /v1/ and /api/v1/. The Host is not repeated:
     it is the client's input and the log (django.security) has it."""
-    message = _HOST_MESSAGE if isinstance(exception, DisallowedHost) else "bad request"
-    return api_error_response(request.path_info, 400, message) or defaults.bad_request(request, exception)
+    if isinstance(exception, DisallowedHost):
+        return api_error_response(request.path_info, 400, _HOST_MESSAGE, header="Host") \
+            or defaults.bad_request(request, exception)
+    return api_error_response(request.path_info, 400, "bad request") or defaults.bad_request(request, exception)
 
 
 def handler500(request: HttpRequest) -> HttpResponse:
@@ -85,9 +93,11 @@ def handler500(request: HttpRequest) -> HttpResponse:
 
 
 class ApiPathErrorsMiddleware:
-    """Outermost middleware: under /v1/ and /api/v1/, a Host outside ALLOWED_HOSTS is a JSON
-    400 and a path no route matches a JSON 404 (``api_error_response``) before any other
-    middleware or Django's DEBUG pages see the request. Other paths pass through."""
+    """Under /v1/ and /api/v1/, a Host outside ALLOWED_HOSTS is a JSON 400 naming the Host
+    header and a path no route matches a JSON 404 (``api_error_response``) before the
+    middleware after it or Django's DEBUG pages see the request. Second in MIDDLEWARE,
+    after SecurityMiddleware only, whose headers (nosniff, Referrer-Policy) its answers
+    carry like every other. Other paths pass through."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -100,7 +110,7 @@ class ApiPathErrorsMiddleware:
             request.get_host()
         except DisallowedHost as exc:
             _security_log.error("%s", exc)
-            return api_error_response(path, 400, _HOST_MESSAGE) or self.get_response(request)
+            return api_error_response(path, 400, _HOST_MESSAGE, header="Host") or self.get_response(request)
         if not _resolves(path):
             return api_error_response(path, 404, not_found_message(path)) or self.get_response(request)
         return self.get_response(request)

@@ -100,9 +100,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
     # An unknown path or a refused Host under /v1/ and /api/v1/ is JSON, DEBUG or not.
     "reverie_ops.api_errors.ApiPathErrorsMiddleware",
-    "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -117,8 +117,8 @@ MIDDLEWARE = [
 # programs with a bearer token, to which no session, cookie, CSRF token, message, static
 # file or frame rule applies (reverie_ops.handlers).
 GATEWAY_MIDDLEWARE = [
-    "reverie_ops.api_errors.ApiPathErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "reverie_ops.api_errors.ApiPathErrorsMiddleware",
     "django.middleware.common.CommonMiddleware",
     "reverie_ops.middleware.DatabaseUnavailableMiddleware",
 ]

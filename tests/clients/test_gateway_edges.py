@@ -99,6 +99,9 @@ def test_an_unknown_api_path_is_a_json_404_naming_it(live: Live, method: str, pa
     response = httpx.request(method, root + path, json=BODY, headers={"Authorization": f"Bearer {live.token}"}, timeout=10)
     assert response.status_code == 404 and response.headers["Content-Type"] == "application/json"
     assert says in response.json()["error"]["message"]
+    # Answered by ApiPathErrorsMiddleware: SecurityMiddleware's headers, its own length.
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert int(response.headers["Content-Length"]) == len(response.content)
     if path.startswith("/v1/"):
         assert response.json()["error"]["code"] == "not_found" and response.headers["X-Routing-Operation-Id"]
     else:
@@ -120,6 +123,9 @@ def test_a_disallowed_host_is_a_json_400_on_api_paths_and_admin_pages_stay_html(
         response = httpx.post(root + path, json=BODY, headers={"Host": "evil.example"}, timeout=10)
         assert response.status_code == 400 and response.headers["Content-Type"] == "application/json"
         assert "Host" in response.json()["error"]["message"] and "evil.example" not in response.text
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        if path.startswith("/v1/"):
+            assert response.json()["error"]["header"] == "Host" and response.headers["x-should-retry"] == "false"
     admin = httpx.get(f"{root}/admin/no-such-page/", timeout=10, follow_redirects=False)
     assert admin.status_code in (302, 404) and "application/json" not in admin.headers.get("Content-Type", "")
     page = httpx.get(f"{root}/no-such-page", timeout=10)

@@ -7,6 +7,7 @@ import io
 import sys
 from typing import Any
 
+import pytest
 from django.conf import settings
 from django.core.handlers.wsgi import WSGIHandler
 
@@ -58,6 +59,7 @@ def _get(app: Any, path: str) -> tuple[str, dict[str, str]]:
     return seen["status"], seen["headers"]
 
 
+@pytest.mark.django_db  # Django's request signals look at the connection an earlier test left
 def test_a_path_reaches_the_handler_of_its_prefix(settings: Any) -> None:
     settings.ALLOWED_HOSTS = ["localhost"]
     app = wsgi_application()
