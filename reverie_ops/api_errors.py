@@ -19,7 +19,7 @@ from django.urls import Resolver404, resolve
 from django.views import defaults
 
 from canary.api import api_error
-from routing.responses import HEADER_OPERATION, error_reply
+from routing.responses import error_reply
 
 # Django logs a refused Host here (its "django.security.DisallowedHost" logger); so do we.
 _security_log = logging.getLogger("django.security.DisallowedHost")
