@@ -78,6 +78,7 @@ def _cached_json(request: HttpRequest, body: dict[str, Any], stable: Any) -> Htt
     candidates = [t.strip().removeprefix("W/") for t in request.headers.get("If-None-Match", "").split(",")]
     if etag in candidates or "*" in candidates:
         response = HttpResponse(status=304)
+        del response["Content-Type"]  # no body: Django's default text/html would describe none
     else:
         response = JsonResponse(body)
     response["ETag"] = etag

@@ -202,9 +202,12 @@ def request_idempotency_claim(
                                        f"Idempotency-Key {operation_id!r} was used with a different body on contract "
                                        f"{spec.name}; use a new key for a new request", header=HEADER_IDEMPOTENCY)
     except LedgerConflict as exc:
-        detail = "is still running" if exc.row.status == LedgerStatus.CLAIMED else "has an unknown outcome and is not replayed"
-        return None, None, error_reply(409, ErrorCode.IDEMPOTENCY_CONFLICT, f"operation {operation_id} {detail}",
-                                       failure_class=FailureClass.AMBIGUOUS if exc.row.status == LedgerStatus.UNKNOWN else FailureClass.TRANSIENT)
+        detail = ("is still running; once it ends, the same request with this key is answered with its result"
+                  if exc.row.status == LedgerStatus.CLAIMED else "has an unknown outcome and is not replayed")
+        return None, None, error_reply(409, ErrorCode.IDEMPOTENCY_CONFLICT,
+                                       f"the request of Idempotency-Key {operation_id!r} on contract {spec.name} {detail}",
+                                       failure_class=FailureClass.AMBIGUOUS if exc.row.status == LedgerStatus.UNKNOWN else FailureClass.TRANSIENT,
+                                       header=HEADER_IDEMPOTENCY)
     if not claimed:
         stored = row.result or {}
         return None, None, GatewayReply(stored.get("status", 200), stored.get("body", {}), stored.get("headers", {}), replayed=True)

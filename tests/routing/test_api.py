@@ -308,6 +308,7 @@ def test_an_unknown_outcome_is_recorded_and_never_replayed(gateway_env):
     sim_reset_stats(sim)
     again = chat_completion_create("book-table", 1, dict(BODY), operation_id="op-2")
     assert again.status == 409 and "not replayed" in again.body["error"]["message"]
+    assert again.body["error"]["header"] == "Idempotency-Key" and "'op-2'" in again.body["error"]["message"]
     assert sum(sim_stats(sim).values()) == 0
     assert RequestEvent.objects.get(operation_id="op-2").outcome == "unknown"
 
