@@ -31,7 +31,8 @@ class GatewayHandler(WSGIHandler):
 
     Django builds a handler's chain from ``settings.MIDDLEWARE`` alone
     (``BaseHandler.load_middleware``); the list is swapped in for that one call, made
-    while the handler is constructed (at import, before any request thread runs)."""
+    while the handler is constructed, as a server builds its application and before it
+    serves (nothing else reads the list after start-up)."""
 
     def load_middleware(self, is_async: bool = False) -> None:
         whole = settings.MIDDLEWARE
