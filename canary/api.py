@@ -79,6 +79,9 @@ def _cached_json(request: HttpRequest, body: dict[str, Any], stable: Any) -> Htt
     if etag in candidates or "*" in candidates:
         response = HttpResponse(status=304)
         del response["Content-Type"]  # no body: Django's default text/html would describe none
+        # A 304's Content-Length is the 200's or none (RFC 9110 section 8.6); left unset,
+        # CommonMiddleware would count this empty body as 0.
+        response["Content-Length"] = str(len(JsonResponse(body).content))
     else:
         response = JsonResponse(body)
     response["ETag"] = etag

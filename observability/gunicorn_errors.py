@@ -11,6 +11,7 @@ error shape ``{"error": {"code": <status>, "message": "..."}}``, the echoed inpu
 from __future__ import annotations
 
 import json
+from http import HTTPStatus
 from typing import Any
 
 from gunicorn import util
@@ -21,12 +22,19 @@ SHOWN_MAX = 200
 
 
 def json_error_response(status_int: int, reason: str, mesg: str) -> bytes:
-    """The whole HTTP/1.1 response gunicorn writes for an error it answers itself."""
+    """The whole HTTP/1.1 response gunicorn writes for an error it answers itself: the
+    status line with the status's own reason phrase (gunicorn passes "Bad Request" with
+    its 501 for an unknown transfer coding; its ``reason`` stays in the message), and
+    ``X-Content-Type-Options: nosniff`` like the app's answers."""
     detail = shown(mesg, SHOWN_MAX)
     message = f"{reason}: {detail}" if detail else reason
     body = json.dumps({"error": {"code": status_int, "message": message}}).encode()
-    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n")
+    try:
+        phrase = HTTPStatus(status_int).phrase
+    except ValueError:
+        phrase = reason
+    head = (f"HTTP/1.1 {status_int} {phrase}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            f"X-Content-Type-Options: nosniff\r\nContent-Length: {len(body)}\r\n\r\n")
     return head.encode("latin-1", "replace") + body
 
 

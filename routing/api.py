@@ -127,6 +127,11 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
                                        header="Content-Type"), stream=False)
         response["Accept-Post"] = "application/json"
         return response
+    coding = request.headers.get("Content-Encoding")
+    if coding and coding.strip().lower() != "identity":
+        return _render(error_reply(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+                                   f"the body must be sent without a content coding, not Content-Encoding: "
+                                   f"{shown(coding, 40)!r}", header="Content-Encoding"), stream=False)
     try:
         raw = request.body
     except RequestDataTooBig:
@@ -137,6 +142,10 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
         sent = shown(request.META.get("CONTENT_LENGTH", ""), 40)
         return _render(error_reply(400, ErrorCode.INVALID_REQUEST, f"Content-Length must be a number of bytes, not {sent!r}",
                                    header="Content-Length"), stream=False)
+    if not raw and "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+        # Django reads a body by its Content-Length only; the proxy in front sends one.
+        return _render(error_reply(411, ErrorCode.LENGTH_REQUIRED, "send the body with a Content-Length: a chunked "
+                                   "request body is not read", header="Content-Length"), stream=False)
     if not raw:
         return _render(error_reply(400, ErrorCode.INVALID_JSON, "the body is empty: send the request as a JSON object"),
                        stream=False)

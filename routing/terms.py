@@ -113,6 +113,7 @@ class ErrorCode(StrEnum):
     INVALID_CONTRACT_HEADER = "invalid_contract_header"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
     PAYLOAD_TOO_LARGE = "payload_too_large"
+    LENGTH_REQUIRED = "length_required"
     INVALID_JSON = "invalid_json"
     INVALID_REQUEST = "invalid_request"
     INVALID_IDEMPOTENCY_KEY = "invalid_idempotency_key"

@@ -62,6 +62,7 @@ def test_etag_gives_304_until_the_list_changes(live_server, token):
     again = httpx.get(url, params={"model": MODEL}, headers={**auth, "If-None-Match": etag})
     assert again.status_code == 304 and again.content == b""
     assert "Content-Type" not in again.headers  # no body to describe
+    assert int(again.headers["Content-Length"]) == len(first.content)  # the 200's, or none (RFC 9110 section 8.6)
     exclusion_add(MODEL, "incident", "orchid", actor="bo", reason="incident 42", now=timezone.now(),
                   expires_at=timezone.now() + timedelta(hours=1))
     changed = httpx.get(url, params={"model": MODEL}, headers={**auth, "If-None-Match": etag})

@@ -150,6 +150,17 @@ def test_the_gateway_passes_its_own_middleware_and_pages_the_whole_stack(live: L
     assert login.headers["X-Content-Type-Options"] == "nosniff"
 
 
+def test_a_chunked_body_is_a_411_asking_for_its_length(live: Live) -> None:
+    def chunks() -> Iterator[bytes]:
+        yield b'{"messages": [{"role": "user", "content": "Hi"}]}'
+
+    response = httpx.post(f"{live.url}/chat/completions", content=chunks(), timeout=10,
+                          headers={"Authorization": f"Bearer {live.token}", "X-Routing-Contract": "chat@1",
+                                   "Content-Type": "application/json"})
+    assert response.request.headers["Transfer-Encoding"] == "chunked"
+    assert response.status_code == 411 and response.json()["error"]["header"] == "Content-Length"
+
+
 @pytest.mark.django_db
 def test_with_debug_on_as_in_the_demo_api_paths_still_answer_json(client, settings) -> None:  # type: ignore[no-untyped-def]
     # DEBUG swaps Django's error handlers for its debug pages; the middleware answers first.

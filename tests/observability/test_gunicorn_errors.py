@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from fake_openrouter.process import free_port
+from observability.gunicorn_errors import json_error_response
 from tests.celery.conftest import ROOT
 
 
@@ -68,7 +69,14 @@ def _raw(base: str, request: bytes) -> tuple[int, dict[str, str], bytes]:
 def test_gunicorns_own_refusals_are_json_and_do_not_echo_the_input(gunicorn_base, request_bytes, status):
     code, headers, body = _raw(gunicorn_base, request_bytes)
     assert code == status
-    assert headers["content-type"] == "application/json"
+    assert headers["content-type"] == "application/json" and headers["x-content-type-options"] == "nosniff"
     assert len(body) < 1_000
     error = json.loads(body)["error"]
     assert error["code"] == status and len(error["message"]) < 300
+
+
+def test_the_status_line_says_the_status_s_own_phrase_and_the_message_keeps_gunicorn_s():
+    # gunicorn answers an unknown transfer coding 501 with the reason "Bad Request".
+    head, _, body = json_error_response(501, "Bad Request", "Unsupported transfer coding: 'banana'").partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 501 Not Implemented\r\n")
+    assert json.loads(body)["error"]["message"] == "Bad Request: Unsupported transfer coding: 'banana'"

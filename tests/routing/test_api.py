@@ -3,6 +3,7 @@ end: Django test client -> gateway -> simulator over HTTP, real PostgreSQL and R
 
 from __future__ import annotations
 
+import gzip
 import inspect
 import json
 import os
@@ -372,13 +373,21 @@ def test_a_body_without_content_type_is_told_it_is_missing(client, gateway_env):
 
 
 @pytest.mark.django_db
-def test_a_content_length_that_is_no_number_and_an_empty_body_are_400s_saying_so(client, gateway_env):
+def test_a_body_django_cannot_read_is_refused_saying_why(client, gateway_env):
     garbage = client.generic("POST", "/v1/chat/completions", json.dumps(BODY).encode(), content_type="application/json",
                              CONTENT_LENGTH="abc", **gateway_env.auth)
     error = garbage.json()["error"]
     assert garbage.status_code == 400 and error["header"] == "Content-Length" and "'abc'" in error["message"]
     empty = client.generic("POST", "/v1/chat/completions", b"", CONTENT_TYPE="application/json", **gateway_env.auth)
     assert empty.status_code == 400 and empty.json()["error"]["message"].startswith("the body is empty")
+    # Chunked, no Content-Length: Django reads no body; the caller is told to send its length.
+    chunked = client.generic("POST", "/v1/chat/completions", b"", CONTENT_TYPE="application/json",
+                             HTTP_TRANSFER_ENCODING="chunked", **gateway_env.auth)
+    assert chunked.status_code == 411 and chunked.json()["error"]["header"] == "Content-Length"
+    gzipped = client.generic("POST", "/v1/chat/completions", gzip.compress(json.dumps(BODY).encode()),
+                             content_type="application/json", HTTP_CONTENT_ENCODING="gzip", **gateway_env.auth)
+    error = gzipped.json()["error"]
+    assert gzipped.status_code == 415 and error["header"] == "Content-Encoding" and "'gzip'" in error["message"]
 
 
 @pytest.mark.django_db
