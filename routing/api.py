@@ -131,7 +131,7 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
     if coding and coding.strip().lower() != "identity":
         return _render(error_reply(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE,
                                    f"the body must be sent without a content coding, not Content-Encoding: "
-                                   f"{shown(coding, 40)!r}", header="Content-Encoding"), stream=False)
+                                   f"{quoted(coding, 40)}", header="Content-Encoding"), stream=False)
     try:
         raw = request.body
     except RequestDataTooBig:
@@ -139,8 +139,8 @@ def chat_completions_view(request: HttpRequest) -> HttpResponse | StreamingHttpR
     except ValueError:
         # Django's size check reads Content-Length as an integer; gunicorn refuses such a
         # header itself, a server that passes it on (runserver) reaches here.
-        sent = shown(request.META.get("CONTENT_LENGTH", ""), 40)
-        return _render(error_reply(400, ErrorCode.INVALID_REQUEST, f"Content-Length must be a number of bytes, not {sent!r}",
+        sent = quoted(request.META.get("CONTENT_LENGTH", ""), 40)
+        return _render(error_reply(400, ErrorCode.INVALID_REQUEST, f"Content-Length must be a number of bytes, not {sent}",
                                    header="Content-Length"), stream=False)
     if not raw and "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
         # Django reads a body by its Content-Length only; the proxy in front sends one.
