@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.conf import settings
+
+from reverie_ops.handlers import WsgiApp
 
 WARM_PATH = "/favicon.ico"
 
@@ -51,7 +52,7 @@ def warm_environ(host: str, *, https: bool, proxy_header: tuple[str, str] | None
     return environ
 
 
-def handler_warm(application: Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]) -> str:
+def handler_warm(application: WsgiApp) -> str:
     """Send ``GET WARM_PATH`` through ``application`` (the WSGI callable) and read the
     whole response; returns its status line (``"301 Moved Permanently"``), or
     ``"skipped"`` when ``ALLOWED_HOSTS`` is empty (no Host would be accepted). Raises
