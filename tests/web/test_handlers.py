@@ -3,8 +3,6 @@ the gateway's paths pass, and which handler a path reaches."""
 
 from __future__ import annotations
 
-import io
-import sys
 from typing import Any
 
 import pytest
@@ -12,6 +10,7 @@ from django.conf import settings
 from django.core.handlers.wsgi import WSGIHandler
 
 from reverie_ops.handlers import GatewayHandler, wsgi_application
+from reverie_ops.warm_request import warm_environ
 
 # What the gateway's callers (programs with a bearer token) have no use for. A middleware
 # added to MIDDLEWARE must be put in GATEWAY_MIDDLEWARE or here: a decision, not a default.
@@ -50,9 +49,7 @@ def _get(app: Any, path: str) -> tuple[str, dict[str, str]]:
     def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
         seen["status"], seen["headers"] = status, dict(headers)
 
-    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": path, "SCRIPT_NAME": "", "QUERY_STRING": "",
-               "SERVER_NAME": "localhost", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1", "HTTP_HOST": "localhost",
-               "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(), "wsgi.errors": sys.stderr}
+    environ = {**warm_environ("localhost", https=False, proxy_header=None), "PATH_INFO": path}
     body = app(environ, start_response)
     b"".join(body)
     getattr(body, "close", lambda: None)()
