@@ -15,7 +15,7 @@ import httpx
 
 from openrouter.endpoints import same_provider
 from openrouter.errors import ErrorInfo, is_moderation_error, parse_retry_after
-from openrouter.values import EXCERPT_CHARS, excerpt, int_or_none
+from openrouter.values import EXCERPT_CHARS, excerpt, usage_tokens
 
 TransportKind = Literal[
     "connect", "timeout", "http_429", "http_5xx", "http_4xx", "moderation", "error_chunk", "reset", "invalid_body", "too_large",
@@ -188,8 +188,8 @@ def body_excerpt_of(body: bytes | str | None) -> str | None:
 
 
 def completion_tokens(usage: dict[str, Any] | None) -> int | None:
-    """``usage.completion_tokens`` as an int, or None."""
-    return int_or_none(usage.get("completion_tokens")) if usage else None
+    """``usage.completion_tokens`` as a count (``usage_tokens``), or None."""
+    return usage_tokens(usage.get("completion_tokens")) if usage else None
 
 
 def status_kind(status: int, error: ErrorInfo) -> TransportKind:

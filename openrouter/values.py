@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
@@ -28,6 +29,30 @@ def int_or_none(value: Any) -> int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return None
+
+
+# A usage block is the host's word, stored as is in integer and numeric(14, 8) columns:
+# a count over PostgreSQL's integer, a negative one or a cost of a million USD is no
+# count a reply can have, and one such value cost a canary round its rows or a gateway
+# request its events.
+USAGE_TOKENS_MAX: Final = 2**31 - 1
+USAGE_COST_MAX_USD: Final = 10**6
+
+
+def usage_tokens(value: Any) -> int | None:
+    """A ``usage`` token count (``prompt_tokens``, ``completion_tokens``): an integral
+    number (``int_or_none``) from 0 to ``USAGE_TOKENS_MAX``, else None (unknown)."""
+    tokens = int_or_none(value)
+    return tokens if tokens is not None and 0 <= tokens <= USAGE_TOKENS_MAX else None
+
+
+def usage_cost(value: Any) -> float | None:
+    """``usage.cost`` in USD: a finite number from 0 up to (not including)
+    ``USAGE_COST_MAX_USD``, else None (unknown: a negative cost would offset a spend cap)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    cost = float(value)
+    return cost if math.isfinite(cost) and 0 <= cost < USAGE_COST_MAX_USD else None
 
 
 def decimal_or_none(value: Any) -> Decimal | None:

@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from openrouter.values import usage_cost, usage_tokens
 from routing.contracts import Contract
 from routing.selection import RequestNeeds, RouteProfile
 from routing.terms import OutputMode
@@ -82,12 +83,13 @@ def attempt_cost(route: RouteProfile, usage: Mapping[str, Any] | None, needs: Re
     list price (an unknown one counts 0); a failure with no output is free unless
     ``billed`` (output was made)."""
     if usage:
-        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        tin = prompt if isinstance(prompt, int) else needs.input_tokens
-        tout = completion if isinstance(completion, int) else 0
-        cost = usage.get("cost")
-        if isinstance(cost, int | float) and not isinstance(cost, bool):
-            return tin, tout, float(cost)
+        # A value that is no count (``usage_tokens``, ``usage_cost``) is an unknown one.
+        prompt, completion = usage_tokens(usage.get("prompt_tokens")), usage_tokens(usage.get("completion_tokens"))
+        tin = prompt if prompt is not None else needs.input_tokens
+        tout = completion if completion is not None else 0
+        cost = usage_cost(usage.get("cost"))
+        if cost is not None:
+            return tin, tout, cost
         return tin, tout, tin * (route.price_prompt_usd or 0.0) + tout * (route.price_completion_usd or 0.0)
     if billed:
         return needs.input_tokens, 0, needs.input_tokens * (route.price_prompt_usd or 0.0)

@@ -28,6 +28,7 @@ from canary.services.client import openrouter_client, probe_settings
 from canary.verdicts import Judgement, Verdict
 from core.language_detector import get_detector
 from openrouter.client import OpenRouterClient
+from openrouter.values import usage_cost, usage_tokens
 
 EXCERPT_CHARS = 600
 NO_TEXT = object()  # a reply without text: no leading signature to judge
@@ -122,7 +123,8 @@ def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> Pro
     inputs, each in its column; the final ``verdict`` is the round judgement's to write."""
     call = o.call
     usage = (call.usage or {}) if call is not None else {}
-    cost = usage.get("cost")
+    # The host's usage, each value unknown (0) unless it is one a reply can have.
+    cost = usage_cost(usage.get("cost"))
     j = o.judgement
     raw = o.extra.get("raw_judgement")
     corruption = o.extra.get("corruption")
@@ -151,9 +153,9 @@ def _result_row(rnd: Round, ep: Endpoint, o: ProbeOutcome, now: datetime) -> Pro
         serving_provider=(call.serving_provider or "") if call is not None else "",
         generation_id=(call.generation_id or "") if call is not None else "",
         reply_excerpt=(o.reply.content or "")[:EXCERPT_CHARS] if o.reply is not None else "",
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
-        cost_usd=Decimal(str(cost)) if isinstance(cost, int | float) and not isinstance(cost, bool) else Decimal(0),
+        prompt_tokens=usage_tokens(usage.get("prompt_tokens")) or 0,
+        completion_tokens=usage_tokens(usage.get("completion_tokens")) or 0,
+        cost_usd=Decimal(str(cost)) if cost is not None else Decimal(0),
         created_at=now,
     ))
 

@@ -4,12 +4,16 @@ body never parses is a confirmed quality failure, transport errors carry evidenc
 from __future__ import annotations
 
 from collections.abc import Iterator
+from decimal import Decimal
 
 import pytest
+from django.utils import timezone
 from pytest_httpserver import HTTPServer
 
+from canary.models import Endpoint, Round
 from canary.probes import MALFORMED_BODY, TTFT, EndpointFacts, ProbeSettings, probe_run
 from canary.round_judgement import round_judge
+from canary.services.probes_run import _result_row
 from canary.verdicts import Verdict
 from openrouter.client import OpenRouterClient
 from tests.openrouter.scripted import CHAT_PATH, DONE, USAGE, chunk, frame
@@ -90,3 +94,16 @@ def test_a_stream_cut_mid_frame_stays_a_transport_error_with_the_last_frame(http
     j = outcome.judgement
     assert (j.verdict, j.check) == (Verdict.TRANSPORT_ERROR, "transport:reset")
     assert "truncated SSE" in j.reason and '"content": "wor' in j.evidence["body_excerpt"]
+
+
+def test_a_usage_block_no_reply_can_have_is_stored_as_unknown_not_a_lost_round(httpserver, client):
+    # Before: "x" raised in int() and aborted the round; 1e30 overflowed the column; a
+    # negative cost lowered the round's spend.
+    bad = {"prompt_tokens": 1e30, "completion_tokens": "x", "cost": -1}
+    body = frame(chunk("Hello there, traveller.", role=True)) + frame(chunk(finish="stop", usage=bad)) + DONE
+    answers(httpserver, sse(body), sse(body), sse(body))
+    outcomes = probe_run(TTFT, client, "openai/gpt-4o", EP, "en", SETTINGS)
+    row = _result_row(Round(model_id="openai/gpt-4o"), Endpoint(model_id="openai/gpt-4o", tag=EP.tag), outcomes[0],
+                      timezone.now())
+    assert (row.prompt_tokens, row.completion_tokens, row.cost_usd) == (0, 0, Decimal(0))
+    assert outcomes[0].judgement.verdict is Verdict.PASS
